@@ -1,0 +1,9 @@
+from django.urls import include, path
+
+from . import views
+
+urlpatterns = [
+    path("kayit/", views.signup, name="signup"),
+    # login, logout, password change and reset, with our templates in templates/registration/.
+    path("", include("django.contrib.auth.urls")),
+]

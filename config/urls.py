@@ -1,0 +1,16 @@
+from django.contrib import admin
+from django.urls import include, path
+from django.utils.translation import gettext_lazy as _
+
+admin.site.site_header = _("Dikkat administration")
+admin.site.site_title = _("Dikkat")
+admin.site.index_title = _("Site administration")
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("accounts/", include("accounts.urls")),
+    path("", include("courses.urls")),
+]
+
+handler404 = "courses.views.page_not_found"

@@ -1,0 +1,413 @@
+"""Read a course folder into plain data, collecting every problem with its file and line.
+
+Layout (documented in docs/authoring.md):
+
+    <course>/course.toml
+    <course>/<lesson folder>/lesson.md              +++ TOML front matter +++ then Markdown
+    <course>/<lesson folder>/questions.toml         [[questions]] … (optional)
+    <course>/<lesson folder>/questions/*.toml       one question per file (optional)
+    <course>/<lesson folder>/<exercise folder>/exercise.toml, starter.py, solution.py, …
+
+Nothing here touches the database: ``load_course`` is shared by validate_course and
+import_course, and the import only writes once the whole course loaded without a problem.
+"""
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .kinds import REGISTRY, SpecProblem, get_kind
+from .reveal import parse_reveal
+from .rendering import render_markdown
+from .tomlsource import TomlSource, TomlSyntaxError
+
+SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+FRONT_MATTER = "+++"
+COURSE_KEYS = {"slug", "title", "summary", "description", "enrollment", "enrollment_code", "score_policy"}
+LESSON_KEYS = {"slug", "title", "order", "summary"}
+EXERCISE_KEYS = {"slug", "title", "order", "prompt", "reveal"}  # plus the grader's keys
+MAX_SOURCE_BYTES = 64 * 1024
+
+
+@dataclass
+class Problem:
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+    def as_dict(self) -> dict:
+        return {"file": self.file, "line": self.line, "message": self.message}
+
+
+@dataclass
+class QuestionSource:
+    slug: str
+    kind: str
+    order: int
+    prompt_html: str
+    explanation_html: str
+    spec: dict
+    reveal: dict
+    max_attempts: int | None
+    file: str
+    line: int
+
+
+@dataclass
+class ExerciseSource:
+    slug: str
+    title: str
+    order: int
+    prompt_html: str
+    starter_code: str
+    solution_code: str
+    spec: dict  # the grader's keys of exercise.toml, untouched
+    reveal: dict
+    content_hash: str
+    directory: Path
+    file: str
+
+
+@dataclass
+class LessonSource:
+    slug: str
+    title: str
+    order: int
+    summary: str
+    body_source: str
+    body_html: str
+    file: str
+    questions: list[QuestionSource] = field(default_factory=list)
+    exercises: list[ExerciseSource] = field(default_factory=list)
+
+
+@dataclass
+class CourseSource:
+    slug: str = ""
+    title: str = ""
+    summary: str = ""
+    description_html: str = ""
+    enrollment: str = "open"
+    enrollment_code: str = ""
+    score_policy: str = "best"
+    root: Path = Path()
+    lessons: list[LessonSource] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    def all_questions(self) -> list[QuestionSource]:
+        return [q for lesson in self.lessons for q in lesson.questions]
+
+    def all_exercises(self) -> list[ExerciseSource]:
+        return [e for lesson in self.lessons for e in lesson.exercises]
+
+    def summary_dict(self) -> dict:
+        """The shape validate_course --json prints."""
+        return {
+            "course": self.slug,
+            "lessons": [
+                {
+                    "slug": lesson.slug,
+                    "title": lesson.title,
+                    "questions": dict(Counter(q.kind for q in lesson.questions)),
+                    "exercises": [e.slug for e in lesson.exercises],
+                }
+                for lesson in self.lessons
+            ],
+            "problems": [p.as_dict() for p in self.problems],
+        }
+
+
+class _Loader:
+    def __init__(self, root: Path):
+        self.root = root
+        self.course = CourseSource(root=root)
+
+    # -- reporting ---------------------------------------------------------------------
+    def rel(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(self.root.parent))
+        except ValueError:
+            return str(path)
+
+    def problem(self, path: Path, line: int, message: str) -> None:
+        self.course.problems.append(Problem(self.rel(path), line, message))
+
+    def read_toml(self, path: Path, text: str | None = None, first_line: int = 1) -> TomlSource | None:
+        try:
+            return TomlSource.read(path, text, first_line)
+        except TomlSyntaxError as exc:
+            self.problem(path, exc.line, str(exc))
+        except UnicodeDecodeError:
+            self.problem(path, 1, "file is not valid UTF-8")
+        return None
+
+    def render(self, source: TomlSource | None, path: Path, markdown: str, line: int) -> str:
+        rendered = render_markdown(markdown)
+        for issue in rendered.issues:
+            self.problem(path, line + issue.line - 1, issue.message)
+        return rendered.html
+
+    def string(self, doc: TomlSource, keys: tuple, *, required=False, default="") -> str:
+        value = _lookup(doc.data, keys)
+        if value is None:
+            if required:
+                self.problem(doc.path, doc.line_of(*keys[:-1]) if len(keys) > 1 else 1,
+                             f"missing required key {keys[-1]!r}")
+            return default
+        if not isinstance(value, str):
+            self.problem(doc.path, doc.line_of(*keys), f"{keys[-1]!r} must be a string")
+            return default
+        return value
+
+    def slug(self, doc: TomlSource, keys: tuple = ("slug",)) -> str:
+        value = self.string(doc, keys, required=True)
+        if value and not SLUG.match(value):
+            self.problem(doc.path, doc.line_of(*keys),
+                         f"slug {value!r} must be lowercase letters and digits joined by hyphens")
+        return value
+
+    def order(self, doc: TomlSource, keys: tuple, default: int) -> int:
+        value = _lookup(doc.data, keys)
+        if value is None:
+            return default
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            self.problem(doc.path, doc.line_of(*keys), "order must be a whole number ≥ 0")
+            return default
+        return value
+
+    def unknown_keys(self, doc: TomlSource, table: dict, allowed: set, keys: tuple = ()) -> None:
+        for key in table:
+            if key not in allowed:
+                self.problem(doc.path, doc.line_of(*keys, key),
+                             f"unknown key {key!r} (allowed: {', '.join(sorted(allowed))})")
+
+    # -- course --------------------------------------------------------------------------
+    def load(self) -> CourseSource:
+        course_file = self.root / "course.toml"
+        if not self.root.is_dir():
+            self.problem(self.root, 1, "course folder does not exist")
+            return self.course
+        if not course_file.is_file():
+            self.problem(course_file, 1, "course.toml is missing")
+            return self.course
+        doc = self.read_toml(course_file)
+        if doc:
+            self.load_course_file(doc)
+        lesson_dirs = sorted(p.parent for p in self.root.glob("*/lesson.md"))
+        if not lesson_dirs:
+            self.problem(course_file, 1, "the course has no lesson (a folder with lesson.md)")
+        for lesson_dir in lesson_dirs:
+            lesson = self.load_lesson(lesson_dir)
+            if lesson:
+                self.course.lessons.append(lesson)
+        self.course.lessons.sort(key=lambda lesson: (lesson.order, lesson.slug))
+        self.check_duplicates()
+        return self.course
+
+    def load_course_file(self, doc: TomlSource) -> None:
+        c = self.course
+        self.unknown_keys(doc, doc.data, COURSE_KEYS)
+        c.slug = self.slug(doc)
+        c.title = self.string(doc, ("title",), required=True)
+        c.summary = self.string(doc, ("summary",))
+        description = self.string(doc, ("description",))
+        c.description_html = self.render(doc, doc.path, description, doc.line_of("description"))
+        c.enrollment = self.string(doc, ("enrollment",), default="open")
+        if c.enrollment not in ("open", "code"):
+            self.problem(doc.path, doc.line_of("enrollment"), "enrollment must be \"open\" or \"code\"")
+        c.enrollment_code = self.string(doc, ("enrollment_code",))
+        if c.enrollment == "code" and not c.enrollment_code:
+            self.problem(doc.path, doc.line_of("enrollment"), "enrollment = \"code\" needs enrollment_code")
+        c.score_policy = self.string(doc, ("score_policy",), default="best")
+        if c.score_policy not in ("best", "last"):
+            self.problem(doc.path, doc.line_of("score_policy"), "score_policy must be \"best\" or \"last\"")
+
+    # -- lessons -------------------------------------------------------------------------
+    def load_lesson(self, folder: Path) -> LessonSource | None:
+        path = folder / "lesson.md"
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            self.problem(path, 1, "file is not valid UTF-8")
+            return None
+        lines = text.splitlines(keepends=True)
+        if not lines or lines[0].strip() != FRONT_MATTER:
+            self.problem(path, 1, "lesson.md must start with TOML front matter between +++ lines")
+            return None
+        try:
+            closing = next(i for i in range(1, len(lines)) if lines[i].strip() == FRONT_MATTER)
+        except StopIteration:
+            self.problem(path, 1, "front matter is not closed by a +++ line")
+            return None
+        doc = self.read_toml(path, "".join(lines[1:closing]), first_line=2)
+        if not doc:
+            return None
+        self.unknown_keys(doc, doc.data, LESSON_KEYS)
+        body = "".join(lines[closing + 1:])
+        body_line = closing + 2
+        lesson = LessonSource(
+            slug=self.slug(doc),
+            title=self.string(doc, ("title",), required=True),
+            order=self.order(doc, ("order",), 0),
+            summary=self.string(doc, ("summary",)),
+            body_source=body,
+            body_html=self.render(doc, path, body, body_line),
+            file=self.rel(path),
+        )
+        if not body.strip():
+            self.problem(path, body_line, "the lesson has no text after the front matter")
+        questions_file = folder / "questions.toml"
+        if questions_file.is_file():
+            qdoc = self.read_toml(questions_file)
+            if qdoc:
+                self.unknown_keys(qdoc, qdoc.data, {"questions"})
+                entries = qdoc.data.get("questions", [])
+                if not isinstance(entries, list):
+                    self.problem(questions_file, qdoc.line_of("questions"), "questions must be [[questions]] tables")
+                    entries = []
+                for index, entry in enumerate(entries):
+                    question = self.load_question(qdoc, entry, ("questions", index), default_order=100 + index)
+                    if question:
+                        lesson.questions.append(question)
+        for index, single in enumerate(sorted((folder / "questions").glob("*.toml"))):
+            qdoc = self.read_toml(single)
+            if qdoc:
+                question = self.load_question(qdoc, qdoc.data, (), default_order=200 + index)
+                if question:
+                    lesson.questions.append(question)
+        for exercise_dir in sorted(p.parent for p in folder.glob("*/exercise.toml")):
+            exercise = self.load_exercise(exercise_dir)
+            if exercise:
+                lesson.exercises.append(exercise)
+        return lesson
+
+    # -- questions -----------------------------------------------------------------------
+    def load_question(self, doc: TomlSource, data, keys: tuple, default_order: int) -> QuestionSource | None:
+        if not isinstance(data, dict):
+            self.problem(doc.path, doc.line_of(*keys), "a question must be a table")
+            return None
+        line = doc.line_of(*keys) if keys else 1
+        slug = self.slug(doc, keys + ("slug",))
+        kind_name = self.string(doc, keys + ("kind",), required=True)
+        kind = get_kind(kind_name)
+        if kind_name and kind is None:
+            self.problem(doc.path, doc.line_of(*keys, "kind"),
+                         f"unknown question kind {kind_name!r} (known: {', '.join(sorted(REGISTRY))})")
+        prompt = self.string(doc, keys + ("prompt",), required=True)
+        if not prompt.strip() and isinstance(data.get("prompt"), str):
+            self.problem(doc.path, doc.line_of(*keys, "prompt"), "prompt is empty")
+        try:
+            reveal = parse_reveal(data.get("reveal"))
+        except ValueError as exc:
+            self.problem(doc.path, doc.line_of(*keys, "reveal"), f"reveal: {exc}")
+            reveal = {}
+        max_attempts = data.get("max_attempts")
+        if max_attempts is not None and (not isinstance(max_attempts, int) or isinstance(max_attempts, bool) or max_attempts < 1):
+            self.problem(doc.path, doc.line_of(*keys, "max_attempts"), "max_attempts must be a whole number ≥ 1")
+            max_attempts = None
+
+        def render(markdown: str, at: tuple) -> str:
+            return self.render(doc, doc.path, markdown, doc.line_of(*keys, *at))
+
+        spec = {}
+        if kind:
+            try:
+                spec = kind.validate(data, render)
+            except SpecProblem as problem:
+                self.problem(doc.path, doc.line_of(*keys, *problem.keys), f"{slug or 'question'}: {problem.message}")
+                return None
+        return QuestionSource(
+            slug=slug,
+            kind=kind_name,
+            order=self.order(doc, keys + ("order",), default_order),
+            prompt_html=render(prompt, ("prompt",)),
+            explanation_html=render(self.string(doc, keys + ("explanation",)), ("explanation",)),
+            spec=spec,
+            reveal=reveal,
+            max_attempts=max_attempts,
+            file=self.rel(doc.path),
+            line=line,
+        )
+
+    # -- exercises -----------------------------------------------------------------------
+    def load_exercise(self, folder: Path) -> ExerciseSource | None:
+        path = folder / "exercise.toml"
+        doc = self.read_toml(path)
+        if not doc:
+            return None
+        texts = {}
+        for name, required in (("starter.py", False), ("solution.py", True)):
+            file = folder / name
+            if not file.is_file():
+                if required:
+                    self.problem(path, 1, f"{name} is missing next to exercise.toml")
+                texts[name] = ""
+                continue
+            try:
+                texts[name] = file.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                self.problem(file, 1, "file is not valid UTF-8")
+                texts[name] = ""
+        try:
+            reveal = parse_reveal(doc.data.get("reveal"))
+        except ValueError as exc:
+            self.problem(path, doc.line_of("reveal"), f"reveal: {exc}")
+            reveal = {}
+        spec = {key: value for key, value in doc.data.items() if key not in EXERCISE_KEYS}
+        return ExerciseSource(
+            slug=self.slug(doc),
+            title=self.string(doc, ("title",), required=True),
+            order=self.order(doc, ("order",), 50),
+            prompt_html=self.render(doc, path, self.string(doc, ("prompt",)), doc.line_of("prompt")),
+            starter_code=texts["starter.py"],
+            solution_code=texts["solution.py"],
+            spec=spec,
+            reveal=reveal,
+            content_hash=folder_hash(folder),
+            directory=folder,
+            file=self.rel(path),
+        )
+
+    def check_duplicates(self) -> None:
+        lessons: dict[str, str] = {}
+        for lesson in self.course.lessons:
+            if lesson.slug in lessons:
+                self.course.problems.append(Problem(lesson.file, 2, f"duplicate lesson slug {lesson.slug!r} (also in {lessons[lesson.slug]})"))
+            lessons[lesson.slug] = lesson.file
+        items: dict[str, str] = {}
+        for question in self.course.all_questions():
+            if question.slug in items:
+                self.course.problems.append(Problem(question.file, question.line, f"duplicate item slug {question.slug!r} (also in {items[question.slug]})"))
+            items[question.slug] = f"{question.file}:{question.line}"
+        for exercise in self.course.all_exercises():
+            if exercise.slug in items:
+                self.course.problems.append(Problem(exercise.file, 1, f"duplicate item slug {exercise.slug!r} (also in {items[exercise.slug]})"))
+            items[exercise.slug] = exercise.file
+
+
+def _lookup(data, keys: tuple):
+    """The value at a key path such as ("questions", 2, "slug"), or None."""
+    for key in keys:
+        if isinstance(key, int):
+            data = data[key] if isinstance(data, list) and key < len(data) else None
+        else:
+            data = data.get(key) if isinstance(data, dict) else None
+    return data
+
+
+def folder_hash(folder: Path) -> str:
+    """Content hash of an exercise folder: changes when its solution or cases change."""
+    digest = hashlib.sha256()
+    for file in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(str(file.relative_to(folder)).encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def load_course(root: Path) -> CourseSource:
+    """Parse and check a course folder; problems are collected, never raised."""
+    return _Loader(Path(root).resolve()).load()

@@ -1,0 +1,124 @@
+"""Sync a loaded course into the database: create, update, retire — never delete."""
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils import timezone
+
+from .authoring import CourseSource, Problem, load_course
+from .models import Course, Exercise, Lesson, Question
+
+
+class ImportRefused(Exception):
+    def __init__(self, problems: list[Problem]):
+        super().__init__(f"{len(problems)} problem(s) in the course files")
+        self.problems = problems
+
+
+@dataclass
+class ImportReport:
+    course: str
+    changes: list[str] = field(default_factory=list)
+
+    def note(self, symbol: str, what: str, slug: str, detail: str = "") -> None:
+        self.changes.append(f"{symbol} {what} {slug}" + (f" ({detail})" if detail else ""))
+
+
+def _sync(model, lookup: dict, values: dict, report: ImportReport, what: str, slug: str):
+    """Create or update one row by its stable identity, noting what changed."""
+    obj = model.objects.filter(**lookup).first()
+    if obj is None:
+        obj = model.objects.create(**lookup, **values)
+        report.note("+", what, slug, "created")
+        return obj
+    changed = [name for name, value in values.items() if getattr(obj, name) != value]
+    if changed:
+        for name in changed:
+            setattr(obj, name, values[name])
+        obj.save(update_fields=changed)
+        report.note("~", what, slug, "restored" if "retired" in changed and not obj.retired
+                    else "changed: " + ", ".join(changed))
+    return obj
+
+
+def _retire(queryset, keep: set[str], report: ImportReport, what: str) -> None:
+    for obj in queryset.filter(retired=False).exclude(slug__in=keep):
+        obj.retired = True
+        obj.save(update_fields=["retired"])
+        report.note("-", what, obj.slug, "retired; student data kept")
+
+
+def import_course(path, *, prepare_exercises=None) -> ImportReport:
+    """Validate the folder at ``path`` and sync it in one transaction.
+
+    ``prepare_exercises(source)`` may add problems (e.g. reference solutions that fail) and
+    build hidden grading data before anything is written. On any problem, ImportRefused is
+    raised and the database is left as it was.
+    """
+    source: CourseSource = load_course(path)
+    if not source.problems and prepare_exercises is not None:
+        source.problems.extend(prepare_exercises(source))
+    if source.problems:
+        raise ImportRefused(source.problems)
+    report = ImportReport(source.slug)
+    with transaction.atomic():
+        course = _sync(
+            Course,
+            {"slug": source.slug},
+            {
+                "title": source.title,
+                "summary": source.summary,
+                "description_html": source.description_html,
+                "enrollment": source.enrollment,
+                "enrollment_code": source.enrollment_code,
+                "score_policy": source.score_policy,
+                "source_path": str(source.root),
+                "retired": False,
+            },
+            report, "course", source.slug,
+        )
+        for lesson_source in source.lessons:
+            lesson = _sync(
+                Lesson,
+                {"course": course, "slug": lesson_source.slug},
+                {
+                    "title": lesson_source.title,
+                    "order": lesson_source.order,
+                    "summary": lesson_source.summary,
+                    "body_source": lesson_source.body_source,
+                    "body_html": lesson_source.body_html,
+                    "source_file": lesson_source.file,
+                    "retired": False,
+                },
+                report, "lesson", lesson_source.slug,
+            )
+            for q in lesson_source.questions:
+                _sync(
+                    Question,
+                    {"course": course, "slug": q.slug},
+                    {
+                        "lesson": lesson, "kind": q.kind, "order": q.order,
+                        "prompt_html": q.prompt_html, "explanation_html": q.explanation_html,
+                        "spec": q.spec, "reveal": q.reveal, "max_attempts": q.max_attempts,
+                        "source_file": f"{q.file}:{q.line}", "retired": False,
+                    },
+                    report, "question", q.slug,
+                )
+            for e in lesson_source.exercises:
+                _sync(
+                    Exercise,
+                    {"course": course, "slug": e.slug},
+                    {
+                        "lesson": lesson, "title": e.title, "order": e.order,
+                        "prompt_html": e.prompt_html, "starter_code": e.starter_code,
+                        "solution_code": e.solution_code, "spec": e.spec, "reveal": e.reveal,
+                        "content_hash": e.content_hash, "source_dir": e.file.rsplit("/", 1)[0],
+                        "retired": False,
+                    },
+                    report, "exercise", e.slug,
+                )
+        _retire(course.lessons.all(), {l.slug for l in source.lessons}, report, "lesson")
+        _retire(course.questions.all(), {q.slug for q in source.all_questions()}, report, "question")
+        _retire(course.exercises.all(), {e.slug for e in source.all_exercises()}, report, "exercise")
+        Course.objects.filter(pk=course.pk).update(imported_at=timezone.now())
+    return report

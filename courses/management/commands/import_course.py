@@ -1,0 +1,25 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand
+
+from courses.exercises import check_exercises
+from courses.importer import ImportRefused, import_course
+
+
+class Command(BaseCommand):
+    help = "Create, update or retire a course from its folder, in one transaction."
+
+    def add_arguments(self, parser):
+        parser.add_argument("path", type=Path, help="course folder (the one holding course.toml)")
+
+    def handle(self, *args, path: Path, **options):
+        try:
+            report = import_course(path, prepare_exercises=lambda source: check_exercises(source, build=True))
+        except ImportRefused as refused:
+            for problem in refused.problems:
+                self.stderr.write(str(problem))
+            self.stderr.write(f"Import refused: {len(refused.problems)} problem(s); the database is unchanged.")
+            raise SystemExit(1)
+        for line in report.changes:
+            self.stdout.write(line)
+        self.stdout.write(f"{report.course}: {len(report.changes) or 'no'} change(s)")

@@ -1,0 +1,254 @@
+"""Courses as authored in files: course → lessons → questions and exercises.
+
+Slugs are the stable identities: an import updates rows in place by slug, and a file that
+disappears marks its row retired instead of deleting it, so student data always survives.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+
+class ActiveQuerySet(models.QuerySet):
+    def active(self):
+        return self.filter(retired=False)
+
+
+class CourseQuerySet(ActiveQuerySet):
+    def taught_by(self, user):
+        if user.is_superuser:
+            return self
+        return self.filter(instructors=user)
+
+
+class Course(models.Model):
+    class EnrollmentMode(models.TextChoices):
+        OPEN = "open", _("Open to everyone")
+        CODE = "code", _("With an enrolment code")
+
+    class ScorePolicy(models.TextChoices):
+        BEST = "best", _("Best attempt counts")
+        LAST = "last", _("Last attempt counts")
+
+    slug = models.SlugField(_("slug"), unique=True)
+    title = models.CharField(_("title"), max_length=200)
+    summary = models.TextField(_("summary"), blank=True)
+    description_html = models.TextField(_("description (rendered)"), blank=True)
+    enrollment = models.CharField(
+        _("enrolment"), max_length=8, choices=EnrollmentMode, default=EnrollmentMode.OPEN
+    )
+    enrollment_code = models.CharField(_("enrolment code"), max_length=64, blank=True)
+    score_policy = models.CharField(
+        _("score policy"), max_length=8, choices=ScorePolicy, default=ScorePolicy.BEST
+    )
+    instructors = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="taught_courses",
+        verbose_name=_("instructors"),
+    )
+    source_path = models.CharField(_("source folder"), max_length=500, blank=True)
+    retired = models.BooleanField(_("retired"), default=False)
+    imported_at = models.DateTimeField(_("last imported"), null=True, blank=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    objects = CourseQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["title"]
+        verbose_name = _("course")
+        verbose_name_plural = _("courses")
+
+    def __str__(self) -> str:
+        return self.title
+
+    def get_absolute_url(self) -> str:
+        return reverse("course", args=[self.slug])
+
+    def is_instructor(self, user) -> bool:
+        if not user.is_authenticated:
+            return False
+        return user.is_superuser or self.instructors.filter(pk=user.pk).exists()
+
+    def is_enrolled(self, user) -> bool:
+        return user.is_authenticated and self.enrollments.filter(user=user).exists()
+
+    def can_view(self, user) -> bool:
+        """Lessons are readable by enrolled students, the course's instructors and admins."""
+        return self.is_enrolled(user) or self.is_instructor(user)
+
+    def enroll(self, user, code: str = "") -> bool:
+        """Enrol ``user``; False when the course asks for a code and ``code`` is wrong."""
+        if self.enrollment == self.EnrollmentMode.CODE and code.strip() != self.enrollment_code:
+            return False
+        Enrollment.objects.get_or_create(user=user, course=self)
+        return True
+
+    def active_lessons(self):
+        return self.lessons.active().order_by("order", "slug")
+
+
+class Lesson(models.Model):
+    course = models.ForeignKey(
+        Course, on_delete=models.CASCADE, related_name="lessons", verbose_name=_("course")
+    )
+    slug = models.SlugField(_("slug"))
+    title = models.CharField(_("title"), max_length=200)
+    order = models.PositiveIntegerField(_("order"), default=0)
+    summary = models.TextField(_("summary"), blank=True)
+    body_source = models.TextField(_("body (Markdown)"), blank=True)
+    body_html = models.TextField(_("body (rendered)"), blank=True)
+    source_file = models.CharField(_("source file"), max_length=500, blank=True)
+    retired = models.BooleanField(_("retired"), default=False)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    objects = ActiveQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["course", "order", "slug"]
+        constraints = [
+            models.UniqueConstraint(fields=["course", "slug"], name="lesson_slug_unique_in_course")
+        ]
+        verbose_name = _("lesson")
+        verbose_name_plural = _("lessons")
+
+    def __str__(self) -> str:
+        return self.title
+
+    def get_absolute_url(self) -> str:
+        return reverse("lesson", args=[self.course.slug, self.slug])
+
+    def neighbours(self) -> tuple["Lesson | None", "Lesson | None"]:
+        lessons = list(self.course.active_lessons())
+        index = next(i for i, lesson in enumerate(lessons) if lesson.pk == self.pk)
+        previous = lessons[index - 1] if index > 0 else None
+        following = lessons[index + 1] if index + 1 < len(lessons) else None
+        return previous, following
+
+    def items(self) -> list:
+        """The lesson's active questions and exercises, in authored order."""
+        questions = list(self.questions.active())
+        exercises = list(self.exercises.active())
+        return sorted(questions + exercises, key=lambda item: (item.order, item.slug))
+
+
+class Question(models.Model):
+    """A self-test item; ``kind`` names a class in the question-kind registry."""
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="questions")
+    lesson = models.ForeignKey(
+        Lesson, on_delete=models.CASCADE, related_name="questions", verbose_name=_("lesson")
+    )
+    slug = models.SlugField(_("slug"))
+    kind = models.CharField(_("kind"), max_length=32)
+    order = models.PositiveIntegerField(_("order"), default=0)
+    prompt_html = models.TextField(_("prompt (rendered)"))
+    explanation_html = models.TextField(_("explanation (rendered)"), blank=True)
+    # Kind-specific data as validated by the kind (options, pairs, blanks, …).
+    spec = models.JSONField(_("specification"), default=dict)
+    reveal = models.JSONField(_("reveal rule"), default=dict)
+    max_attempts = models.PositiveIntegerField(_("maximum attempts"), null=True, blank=True)
+    source_file = models.CharField(_("source file"), max_length=500, blank=True)
+    retired = models.BooleanField(_("retired"), default=False)
+
+    objects = ActiveQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["lesson", "order", "slug"]
+        constraints = [
+            models.UniqueConstraint(fields=["course", "slug"], name="question_slug_unique_in_course")
+        ]
+        verbose_name = _("question")
+        verbose_name_plural = _("questions")
+
+    def __str__(self) -> str:
+        return self.slug
+
+    is_exercise = False
+
+    @property
+    def kind_template(self) -> str:
+        return f"courses/kinds/{self.kind}.html"
+
+
+class Exercise(models.Model):
+    """A code exercise graded in the sandbox; its solution and cases never reach a browser."""
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="exercises")
+    lesson = models.ForeignKey(
+        Lesson, on_delete=models.CASCADE, related_name="exercises", verbose_name=_("lesson")
+    )
+    slug = models.SlugField(_("slug"))
+    title = models.CharField(_("title"), max_length=200)
+    order = models.PositiveIntegerField(_("order"), default=0)
+    prompt_html = models.TextField(_("prompt (rendered)"), blank=True)
+    starter_code = models.TextField(_("starter code"), blank=True)
+    solution_code = models.TextField(_("reference solution"), blank=True)
+    # The grader's part of exercise.toml, as parsed by grader.core.parse_spec.
+    spec = models.JSONField(_("grading specification"), default=dict)
+    reveal = models.JSONField(_("reveal rule"), default=dict)
+    content_hash = models.CharField(_("content hash"), max_length=64, blank=True)
+    source_dir = models.CharField(_("source folder"), max_length=500, blank=True)
+    retired = models.BooleanField(_("retired"), default=False)
+
+    objects = ActiveQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["lesson", "order", "slug"]
+        constraints = [
+            models.UniqueConstraint(fields=["course", "slug"], name="exercise_slug_unique_in_course")
+        ]
+        verbose_name = _("exercise")
+        verbose_name_plural = _("exercises")
+
+    def __str__(self) -> str:
+        return self.slug
+
+    is_exercise = True
+
+
+class Enrollment(models.Model):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="enrollments"
+    )
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="enrollments")
+    created_at = models.DateTimeField(_("enrolled"), default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "course"], name="one_enrollment_per_course")
+        ]
+        verbose_name = _("enrolment")
+        verbose_name_plural = _("enrolments")
+
+    def __str__(self) -> str:
+        return f"{self.user} → {self.course}"
+
+
+class LessonProgress(models.Model):
+    """When a student first and last opened a lesson, and when they marked it done."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lesson_progress"
+    )
+    lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="progress")
+    first_visited_at = models.DateTimeField(_("first visit"), default=timezone.now)
+    last_visited_at = models.DateTimeField(_("last visit"), default=timezone.now)
+    completed_at = models.DateTimeField(_("completed"), null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "lesson"], name="one_progress_per_lesson")
+        ]
+        verbose_name = _("lesson progress")
+        verbose_name_plural = _("lesson progress")
+
+    @classmethod
+    def record_visit(cls, user, lesson) -> "LessonProgress":
+        now = timezone.now()
+        progress, created = cls.objects.get_or_create(
+            user=user, lesson=lesson, defaults={"first_visited_at": now, "last_visited_at": now}
+        )
+        if not created:
+            cls.objects.filter(pk=progress.pk).update(last_visited_at=now)
+        return progress

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("panom/", views.dashboard, name="dashboard"),
+    path("kurs/<slug:course_slug>/", views.course_detail, name="course"),
+    path("kurs/<slug:course_slug>/kaydol/", views.enroll, name="enroll"),
+    path("kurs/<slug:course_slug>/<slug:lesson_slug>/", views.lesson_detail, name="lesson"),
+    path("kurs/<slug:course_slug>/<slug:lesson_slug>/tamamla/", views.lesson_complete, name="lesson_complete"),
+]

@@ -1,0 +1,132 @@
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from .models import Course, Enrollment, Lesson, LessonProgress
+
+
+def _get_course(slug: str) -> Course:
+    return get_object_or_404(Course.objects.active(), slug=slug)
+
+
+def _get_lesson_for_user(request: HttpRequest, course_slug: str, lesson_slug: str) -> Lesson:
+    """The lesson if the user may read it; 404 for unknown or retired lessons."""
+    course = _get_course(course_slug)
+    return get_object_or_404(course.lessons.active().select_related("course"), slug=lesson_slug)
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    courses = list(Course.objects.active())
+    enrolled = set()
+    if request.user.is_authenticated:
+        enrolled = set(request.user.enrollments.values_list("course_id", flat=True))
+    for course in courses:
+        course.user_enrolled = course.pk in enrolled
+    return render(request, "courses/home.html", {"courses": courses})
+
+
+def course_detail(request: HttpRequest, course_slug: str) -> HttpResponse:
+    course = _get_course(course_slug)
+    lessons = list(course.active_lessons())
+    progress = {}
+    if request.user.is_authenticated:
+        progress = {
+            p.lesson_id: p
+            for p in LessonProgress.objects.filter(user=request.user, lesson__in=lessons)
+        }
+    for lesson in lessons:
+        lesson.user_progress = progress.get(lesson.pk)
+    done = sum(1 for p in progress.values() if p.completed_at)
+    return render(
+        request,
+        "courses/course.html",
+        {
+            "course": course,
+            "lessons": lessons,
+            "enrolled": course.is_enrolled(request.user),
+            "can_view": course.can_view(request.user),
+            "done": done,
+        },
+    )
+
+
+@login_required
+@require_POST
+def enroll(request: HttpRequest, course_slug: str) -> HttpResponse:
+    course = _get_course(course_slug)
+    if course.enroll(request.user, request.POST.get("code", "")):
+        messages.success(request, _("You are enrolled in %(course)s.") % {"course": course.title})
+        first = course.active_lessons().first()
+        return redirect(first.get_absolute_url() if first else course.get_absolute_url())
+    messages.error(request, _("That enrolment code is not right. Ask your instructor for the code."))
+    return redirect(course.get_absolute_url())
+
+
+@login_required
+def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
+    lesson = _get_lesson_for_user(request, course_slug, lesson_slug)
+    course = lesson.course
+    if not course.can_view(request.user):
+        messages.info(request, _("Enrol in the course to read its lessons."))
+        return redirect(course.get_absolute_url())
+    progress = LessonProgress.record_visit(request.user, lesson)
+    previous, following = lesson.neighbours()
+    return render(
+        request,
+        "courses/lesson.html",
+        {
+            "course": course,
+            "lesson": lesson,
+            "items": lesson.items(),
+            "previous": previous,
+            "next": following,
+            "progress": progress,
+        },
+    )
+
+
+@login_required
+@require_POST
+def lesson_complete(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
+    lesson = _get_lesson_for_user(request, course_slug, lesson_slug)
+    if not lesson.course.can_view(request.user):
+        raise Http404
+    progress = LessonProgress.record_visit(request.user, lesson)
+    if not progress.completed_at:
+        LessonProgress.objects.filter(pk=progress.pk).update(completed_at=timezone.now())
+    _, following = lesson.neighbours()
+    return redirect(following.get_absolute_url() if following else lesson.course.get_absolute_url())
+
+
+@login_required
+def dashboard(request: HttpRequest) -> HttpResponse:
+    enrollments = Enrollment.objects.filter(user=request.user, course__retired=False).select_related("course")
+    rows = []
+    for enrollment in enrollments:
+        lessons = list(enrollment.course.active_lessons())
+        progress = {
+            p.lesson_id: p
+            for p in LessonProgress.objects.filter(user=request.user, lesson__in=lessons)
+        }
+        done = sum(1 for p in progress.values() if p.completed_at)
+        resume = next((l for l in lessons if not (progress.get(l.pk) and progress[l.pk].completed_at)), None)
+        rows.append(
+            {
+                "course": enrollment.course,
+                "enrolled_at": enrollment.created_at,
+                "lessons": len(lessons),
+                "visited": len(progress),
+                "done": done,
+                "percent": round(100 * done / len(lessons)) if lessons else 0,
+                "resume": resume,
+            }
+        )
+    return render(request, "courses/dashboard.html", {"rows": rows})
+
+
+def page_not_found(request: HttpRequest, exception=None) -> HttpResponse:
+    return render(request, "404.html", status=404)
