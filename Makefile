@@ -1,0 +1,34 @@
+# Dikkat: `make run` serves the site with its grading workers; `make test` runs every test.
+# Both set everything up first (scripts/setup.sh is idempotent and fast when nothing changed).
+SHELL := /bin/bash
+PY := .venv/bin/python
+
+.PHONY: setup run test test-fast bench lock clean
+
+setup:
+	@scripts/setup.sh
+
+run: setup
+	@$(PY) manage.py serve
+
+test: setup
+	@$(PY) -m pytest
+
+# Everything but the browser tests, for a quick loop while developing.
+test-fast: setup
+	@$(PY) -m pytest -m "not browser"
+
+bench: setup
+	@$(PY) -m grader.bench
+
+# Re-pin dependencies after changing pyproject.toml.
+lock:
+	@rm -rf .venv-lock && python3 -m venv .venv-lock
+	@.venv-lock/bin/pip install --quiet -e ".[dev]"
+	@{ echo '# Pinned versions for repeatable installs: pip install -c requirements/constraints.txt -e ".[dev]"'; \
+	   echo '# Regenerate with: make lock'; \
+	   .venv-lock/bin/pip freeze --exclude-editable; } > requirements/constraints.txt
+	@rm -rf .venv-lock
+
+clean:
+	rm -rf .venv var

@@ -1,0 +1,71 @@
+"""Serve the site and its grading workers together; Ctrl-C stops everything it started."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+
+class Command(BaseCommand):
+    help = "Run the web server (gunicorn) and N grading workers; restart a worker that dies."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--bind", default="127.0.0.1:8000")
+        parser.add_argument("--workers", type=int, default=settings.GRADING_WORKERS,
+                            help="grading workers (default: GRADING_WORKERS, i.e. the core count)")
+        parser.add_argument("--web-workers", type=int, default=2)
+
+    def handle(self, *args, bind: str, workers: int, web_workers: int, **options):
+        python = sys.executable
+        manage = os.path.join(settings.BASE_DIR, "manage.py")
+        web_cmd = [
+            python, "-m", "gunicorn", "config.wsgi", "--bind", bind,
+            "--workers", str(web_workers), "--threads", "4", "--access-logfile", "-",
+        ]
+        worker_cmd = [python, manage, "db_worker", "--no-startup-delay"]
+        processes: dict[str, tuple[list[str], subprocess.Popen]] = {}
+
+        def start(name: str, cmd: list[str]) -> None:
+            processes[name] = (cmd, subprocess.Popen(cmd, cwd=settings.BASE_DIR))
+
+        stopping = False
+
+        def stop(signum, frame):
+            nonlocal stopping
+            stopping = True
+
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+        start("web", web_cmd)
+        for index in range(workers):
+            start(f"worker-{index + 1}", worker_cmd + ["--worker-id", f"{os.uname().nodename}-{os.getpid()}-{index + 1}"])
+        self.stdout.write(self.style.SUCCESS(
+            f"Dikkat is running on http://{bind}/ with {workers} grading worker(s). Press Ctrl-C to stop."
+        ))
+        try:
+            while not stopping:
+                time.sleep(0.5)
+                for name, (cmd, process) in list(processes.items()):
+                    if process.poll() is not None and not stopping:
+                        if name == "web":
+                            self.stderr.write(f"The web server exited with code {process.returncode}; stopping.")
+                            stopping = True
+                            break
+                        self.stderr.write(f"{name} exited with code {process.returncode}; restarting it.")
+                        start(name, cmd)
+        finally:
+            for _cmd, process in processes.values():
+                if process.poll() is None:
+                    process.terminate()
+            deadline = time.monotonic() + 10
+            for _cmd, process in processes.values():
+                try:
+                    process.wait(timeout=max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+            self.stdout.write("Stopped.")
