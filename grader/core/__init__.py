@@ -1,0 +1,36 @@
+"""Dikkat's grader core: sandboxed, Django-free grading of NumPy exercises.
+
+Public API (the Django side codes against these names)::
+
+    spec = parse_spec(toml_dict)
+    cases = build_cases(spec, exercise_dir)
+    ref = run_reference(solution_source, spec, cases)
+    save_bundle(directory, spec, cases, ref); cases, ref = load_bundle(directory)
+    result = grade(source, spec, cases, ref, variants={...}, only_visible=False)
+    check_source(source, spec) -> Message | None
+    sandbox_problem() -> str | None
+"""
+
+from .cases import build_cases
+from .grade import (
+    CaseResult,
+    GradeResult,
+    Reference,
+    ReferenceFailed,
+    Verdict,
+    check_source,
+    grade,
+    run_reference,
+)
+from .limits import Limits
+from .messages import Message
+from .sandbox import SandboxUnavailable, sandbox_problem, sandbox_warnings
+from .spec import Case, ExerciseSpec, SpecError, parse_spec
+from .store import load_bundle, save_bundle
+
+__all__ = [
+    "Limits", "ExerciseSpec", "Case", "Reference", "GradeResult", "CaseResult", "Verdict", "Message",
+    "SpecError", "SandboxUnavailable", "ReferenceFailed",
+    "parse_spec", "build_cases", "run_reference", "grade", "check_source", "sandbox_problem",
+    "sandbox_warnings", "save_bundle", "load_bundle",
+]

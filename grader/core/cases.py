@@ -1,0 +1,111 @@
+"""Building the list of cases: literal ``[[cases]]`` plus ``cases.py`` (run sandboxed)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .results import LoadProblem, OutputDir
+from .sandbox import run_sandboxed
+from .spec import CASE_NAME_RE, MAX_CASES, MAX_INPUT_ELEMENTS, Case, ExerciseSpec, SpecError, is_identifier
+
+CASES_FILE = "cases.py"
+
+
+def build_cases(spec: ExerciseSpec, exercise_dir: Path) -> list[Case]:
+    """Literal cases from the spec followed by those made by ``cases.py``'s ``make_cases(rng)``.
+
+    ``cases.py`` runs inside the sandbox with ``rng = np.random.default_rng(spec.seed)``;
+    its arrays come back as ``.npy`` files validated like student outputs.
+    Problems raise `SpecError` with key ``"cases.py"`` (or ``"cases"``).
+    """
+    cases = list(spec.cases)
+    path = Path(exercise_dir) / CASES_FILE
+    if path.is_file():
+        cases += _run_cases_py(path.read_text(encoding="utf-8"), spec)
+    if not cases:
+        raise SpecError("the exercise has no cases: add [[cases]] or a cases.py", "cases")
+    if len(cases) > MAX_CASES:
+        raise SpecError(f"at most {MAX_CASES} cases are allowed", "cases")
+    seen: set[str] = set()
+    for case in cases:
+        if case.name in seen:
+            raise SpecError(f"duplicate case name {case.name!r}", "cases")
+        seen.add(case.name)
+    return cases
+
+
+def _run_cases_py(source: str, spec: ExerciseSpec) -> list[Case]:
+    key = CASES_FILE
+    limits = spec.limits
+    max_bytes = limits.file_size_bytes - 4096
+    found: dict = {}
+
+    def collect(out: OutputDir, phase: int) -> None:
+        found["module"] = out.read_json("module.status", 65536)
+        found["manifest"] = out.read_bytes("cases.json", 1_000_001)
+        found["out"] = out
+        manifest = found["manifest"]
+        if isinstance(manifest, LoadProblem) or manifest[1] > 1_000_000:
+            return
+        import json
+
+        try:
+            entries = json.loads(manifest[0])
+        except ValueError:
+            return
+        if not isinstance(entries, list):
+            return
+        found["entries"] = entries
+        arrays = {}
+        for i, entry in enumerate(entries[: MAX_CASES + 1]):
+            if not isinstance(entry, dict) or not isinstance(entry.get("inputs"), dict):
+                continue
+            for name in list(entry["inputs"])[:64]:
+                if is_identifier(name):
+                    arrays[(i, name)] = out.load_array(f"mc-{i:03d}.{name}.npy", max_bytes)
+        found["arrays"] = arrays
+
+    job = {"mode": "make_cases", "function": None, "results": [], "max_result_bytes": max_bytes, "seed": spec.seed}
+    outcome = run_sandboxed(job=job, code=source, phases=[[]], limits=limits, collect=collect)
+    if outcome.timed_out or outcome.cpu_exceeded:
+        raise SpecError("make_cases(rng) did not finish within the time limit", key)
+    module = found.get("module")
+    if isinstance(module, dict) and module.get("status"):
+        detail = module.get("detail") if isinstance(module.get("detail"), str) else ""
+        raise SpecError(f"cases.py failed ({module.get('status')}): {detail[:2000]}", key)
+    entries = found.get("entries")
+    if entries is None:
+        raise SpecError(
+            "cases.py must define make_cases(rng) returning a list of dicts "
+            f"(the run ended with exit code {outcome.exit_code})", key,
+        )
+    if len(entries) > MAX_CASES:
+        raise SpecError(f"make_cases returned more than {MAX_CASES} cases", key)
+    cases = []
+    for i, entry in enumerate(entries):
+        ckey = f"{key}: case {i}"
+        name = entry.get("name")
+        if not isinstance(name, str) or not CASE_NAME_RE.match(name):
+            raise SpecError("name must be 1-64 characters from a-z, 0-9, '_' and '-'", ckey)
+        hidden = entry.get("hidden", True)
+        if not isinstance(hidden, bool):
+            raise SpecError(f"{name}: hidden must be True or False", key)
+        weight = entry.get("weight", 1.0)
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight <= 0:
+            raise SpecError(f"{name}: weight must be a positive number", key)
+        inputs = {}
+        for input_name, info in entry["inputs"].items():
+            if not is_identifier(input_name):
+                raise SpecError(f"{name}: input name {input_name!r} is not a valid variable name", key)
+            arr = found["arrays"].get((i, input_name))
+            if not isinstance(arr, np.ndarray):
+                why = info.get("problem") if isinstance(info, dict) else None
+                raise SpecError(f"{name}: input {input_name} is not a numeric array ({why or arr})", key)
+            if arr.size > MAX_INPUT_ELEMENTS or arr.dtype.kind == "c":
+                raise SpecError(f"{name}: input {input_name} is too large or complex", key)
+            inputs[input_name] = arr
+        cases.append(Case(name=name, inputs=inputs, hidden=hidden, weight=float(weight)))
+    return cases

@@ -1,0 +1,567 @@
+"""Grading: run a program on the cases in a sandbox, then judge on the host.
+
+The verdict is decided only from what the host itself observed (its clock,
+its cgroup counters) and from result arrays loaded with strict checks and
+compared with the host's own NumPy.  Status files written by the runner are
+hints used to choose a message (exception type and line), never to pass.
+"""
+
+from __future__ import annotations
+
+import builtins
+import enum
+import logging
+import signal as signal_module
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from . import messages as M
+from .compare import compare_result, compare_stdout, outputs_match
+from .messages import Message
+from .results import LoadProblem, OutputDir
+from .sandbox import SandboxUnavailable, run_sandboxed
+from .spec import Case, ExerciseSpec
+
+log = logging.getLogger("grader")
+
+
+class Verdict(str, enum.Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    MEMORY_LIMIT = "memory_limit"
+    OUTPUT_LIMIT = "output_limit"
+    REJECTED = "rejected"
+    INTERNAL_ERROR = "internal_error"
+
+    @property
+    def counts_as_attempt(self) -> bool:
+        """Rejected sources and the grader's own failures do not use up an attempt."""
+        return self not in (Verdict.REJECTED, Verdict.INTERNAL_ERROR)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass
+class CaseResult:
+    name: str
+    passed: bool
+    hidden: bool
+    weight: float = 1.0
+    message: Message | None = None
+    # The student's arrays (host-validated); not part of to_dict, never shown for hidden cases.
+    outputs: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def to_dict(self, translate: Callable[[str], str] = lambda s: s) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "passed": self.passed,
+            "hidden": self.hidden,
+            "message": self.message.render(translate) if self.message else None,
+        }
+
+
+@dataclass
+class GradeResult:
+    verdict: Verdict
+    score: float = 0.0
+    tests: list[CaseResult] = field(default_factory=list)
+    stdout: str = ""  # only from visible cases (and top-level code, which runs before any hidden input exists)
+    duration_ms: int = 0
+    message: Message | None = None
+    misconception: str | None = None
+
+    @property
+    def counts_as_attempt(self) -> bool:
+        return self.verdict.counts_as_attempt
+
+    def to_dict(self, translate: Callable[[str], str] = lambda s: s) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict.value,
+            "score": self.score,
+            "tests": [t.to_dict(translate) for t in self.tests],
+            "stdout": self.stdout,
+            "duration_ms": self.duration_ms,
+            "misconception": self.misconception,
+            "message": self.message.render(translate) if self.message else None,
+        }
+
+
+@dataclass
+class Reference:
+    """Expected outputs (case name -> result name -> array) and printed output per case."""
+
+    outputs: dict[str, dict[str, np.ndarray]]
+    stdout: dict[str, str] = field(default_factory=dict)
+
+
+class ReferenceFailed(Exception):
+    """The instructor's solution did not run cleanly on every case; ``result`` says how."""
+
+    def __init__(self, result: GradeResult):
+        super().__init__(f"reference solution failed: {result.verdict.value}")
+        self.result = result
+
+
+# --- the rejected rules ------------------------------------------------------
+
+def check_source(source: str | bytes, spec: ExerciseSpec) -> Message | None:
+    """The 'rejected' rules (size, NUL, UTF-8, empty), without running anything."""
+    if isinstance(source, str):
+        try:
+            raw = source.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates from a bad decode
+            return Message(M.SOURCE_NOT_UTF8)
+    else:
+        raw = bytes(source)
+    limit = spec.limits.source_bytes
+    if len(raw) > limit:
+        return Message(M.SOURCE_TOO_LARGE, {"size": len(raw), "limit": limit})
+    if b"\x00" in raw:
+        return Message(M.SOURCE_NUL)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return Message(M.SOURCE_NOT_UTF8)
+    if not text.strip():
+        return Message(M.SOURCE_EMPTY)
+    return None
+
+
+# --- running -----------------------------------------------------------------
+
+STATUSES = {"ok", "exception", "memory", "exit", "syntax", "missing_function", "not_callable"}
+PROBLEMS = {"none", "subclass", "object", "dtype", "type", "convert", "too_large", "write"}
+
+
+def _text(value: Any, cap: int) -> str:
+    return value[:cap] if isinstance(value, str) else ""
+
+
+def _int(value: Any, low: int, high: int) -> int | None:
+    return value if type(value) is int and low <= value <= high else None
+
+
+def parse_status(data: dict | None) -> dict | None:
+    """Strictly rebuild a runner status from untrusted JSON; unknown fields are dropped."""
+    if not isinstance(data, dict) or data.get("status") not in STATUSES:
+        return None
+    out: dict[str, Any] = {
+        "status": data["status"],
+        "exc_type": _text(data.get("exc_type"), 100),
+        "line": _int(data.get("line"), 1, 10**6),
+        "detail": _text(data.get("detail"), 4000),
+        "traceback": [],
+        "results": {},
+    }
+    tb = data.get("traceback")
+    if isinstance(tb, list):
+        for item in tb[:10]:
+            if isinstance(item, list) and len(item) == 3 and _int(item[0], 1, 10**6):
+                out["traceback"].append((item[0], _text(item[1], 100), _text(item[2], 200)))
+    results = data.get("results")
+    if isinstance(results, dict):
+        for name, info in list(results.items())[:64]:
+            if isinstance(name, str) and isinstance(info, dict) and info.get("problem") in PROBLEMS:
+                out["results"][name[:64]] = {
+                    "problem": info["problem"],
+                    "type": _text(info.get("type"), 60),
+                    "size": _int(info.get("size"), 0, 2**62),
+                }
+    return out
+
+
+@dataclass
+class CaseRun:
+    index: int
+    started: bool = False
+    status: dict | None = None
+    outputs: dict[str, np.ndarray | LoadProblem] = field(default_factory=dict)
+    stdout: str = ""
+    stdout_size: int = 0
+
+    @property
+    def finished(self) -> bool:
+        return self.status is not None or any(isinstance(v, np.ndarray) for v in self.outputs.values())
+
+
+@dataclass
+class ProgramRun:
+    outcome: Any
+    module_status: dict | None
+    module_stdout: str
+    module_stdout_size: int
+    cases: dict[int, CaseRun]
+    order: list[int]  # case indices in the order they ran
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def execute(code: str, spec: ExerciseSpec, cases: list[Case], phase_indices: list[list[int]], *, mode: str | None = None) -> ProgramRun:
+    """Run ``code`` on the given cases in one sandbox; phases run in order (see sandbox.run_sandboxed)."""
+    limits = spec.limits
+    mode = mode or spec.kind
+    result_names = list(spec.results)
+    max_bytes = limits.file_size_bytes - 4096
+    cap = limits.output_bytes
+    module: dict[str, Any] = {"status": None, "stdout": "", "size": 0, "read": False}
+
+    def collect(out: OutputDir, phase: int) -> dict[int, CaseRun]:
+        if not module["read"]:
+            module["status"] = parse_status(out.read_json("module.status"))
+            got = out.read_bytes("module.stdout", cap + 1)
+            if not isinstance(got, LoadProblem):
+                module["stdout"], module["size"] = _decode(got[0][:cap]), got[1]
+            module["read"] = True
+        runs = {}
+        for index in phase_indices[phase]:
+            prefix = f"case-{index:03d}"
+            run = CaseRun(index=index, started=out.exists(prefix + ".start"))
+            run.status = parse_status(out.read_json(prefix + ".status"))
+            got = out.read_bytes(prefix + ".stdout", cap + 1)
+            if not isinstance(got, LoadProblem):
+                run.stdout, run.stdout_size = _decode(got[0][:cap]), got[1]
+            for name in result_names:
+                run.outputs[name] = out.load_array(f"{prefix}.{name}.npy", max_bytes)
+            runs[index] = run
+        return runs
+
+    phases = [[(i, cases[i].inputs) for i in indices] for indices in phase_indices]
+    job = {
+        "mode": mode,
+        "function": spec.function,
+        "results": result_names,
+        "max_result_bytes": max_bytes,
+        "seed": spec.seed,
+    }
+    outcome = run_sandboxed(job=job, code=code, phases=phases, limits=limits, collect=collect)
+    case_runs: dict[int, CaseRun] = {}
+    for runs in outcome.collected:
+        case_runs.update(runs)
+    order = [i for indices in phase_indices for i in indices]
+    return ProgramRun(outcome, module["status"], module["stdout"], module["size"], case_runs, order)
+
+
+# --- judging -----------------------------------------------------------------
+
+BUILTIN_EXCEPTIONS = {
+    name for name, obj in vars(builtins).items()
+    if isinstance(obj, type) and issubclass(obj, BaseException)
+}
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal_module.Signals(signum).name
+    except ValueError:
+        return str(signum)
+
+
+def _line_ok(line: int | None, source_lines: int) -> int | None:
+    return line if line is not None and 1 <= line <= source_lines else None
+
+
+def exception_message(status: dict, hidden: bool, source_lines: int) -> Message:
+    """Exception feedback; for hidden cases only a builtin type name and a real line number."""
+    line = _line_ok(status.get("line"), source_lines)
+    exc_type = status.get("exc_type") or "Exception"
+    if hidden:
+        # A custom exception's name or text could carry hidden inputs out.
+        if exc_type not in BUILTIN_EXCEPTIONS:
+            exc_type = "Exception"
+        if line is None:
+            return Message(M.CASE_EXCEPTION_HIDDEN_NO_LINE, {"exc_type": exc_type})
+        return Message(M.CASE_EXCEPTION_HIDDEN, {"exc_type": exc_type, "line": line})
+    detail = status.get("detail", "")[:300]
+    if line is None:
+        return Message(M.CASE_EXCEPTION_NO_LINE, {"exc_type": exc_type, "detail": detail})
+    tb = "\n".join(f"  line {n}, in {fn}: {text}" for n, fn, text in status.get("traceback", []))
+    return Message(M.CASE_EXCEPTION, {"exc_type": exc_type, "line": line, "detail": detail, "traceback": tb})
+
+
+def _result_problem_message(name: str, problem: dict | LoadProblem | None, spec: ExerciseSpec, limit: int) -> Message:
+    kind = spec.kind
+    if isinstance(problem, dict):
+        code = problem["problem"]
+        if code == "none" and kind == "function":
+            return Message(M.CASE_RETURNED_NONE)
+        if code == "subclass":
+            return Message(M.CASE_SUBCLASS, {"result": name, "type": problem["type"] or "?"})
+        if code == "object":
+            return Message(M.CASE_OBJECT_DTYPE, {"result": name})
+        if code == "too_large":
+            return Message(M.CASE_TOO_LARGE, {"result": name, "size": problem["size"] or "?", "limit": limit})
+        if code in ("type", "convert", "none"):
+            return Message(M.CASE_NOT_ARRAY, {"result": name, "type": problem["type"] or "None"})
+        if code == "dtype":
+            return Message(M.CASE_NOT_NUMERIC, {"result": name, "dtype": "?"})
+    if kind == "script":
+        return Message(M.CASE_UNDEFINED, {"result": name})
+    return Message(M.CASE_UNREADABLE, {"result": name, "reason": getattr(problem, "code", "missing")})
+
+
+def _result_display_name(spec: ExerciseSpec, name: str) -> str:
+    return f"{spec.function}(...)" if name == "return" and spec.function else name
+
+
+def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], ref: Reference | None, *, author: bool = False) -> GradeResult:
+    """Turn a ProgramRun into a GradeResult. With ``ref=None`` every readable result passes (reference runs)."""
+    outcome = run.outcome
+    limits = spec.limits
+    source_lines = len(code.splitlines())
+    tests: dict[int, CaseResult] = {}
+    module = run.module_status
+    stopped_at: int | None = None  # the case during which the program stopped
+    any_exception = False
+    any_memory = bool(outcome.oom_killed)
+    any_overflow = run.module_stdout_size > limits.output_bytes
+    signum = outcome.signal
+
+    for index in run.order:
+        case = cases[index]
+        hidden = case.hidden and not author
+        cr = CaseResult(name=case.name, passed=False, hidden=case.hidden, weight=case.weight)
+        tests[index] = cr
+        crun = run.cases.get(index)
+        if module is not None or crun is None:
+            cr.message = Message(M.CASE_NOT_RUN)
+            continue
+        if not crun.finished:
+            if stopped_at is None:  # the first unfinished case is where the program stopped
+                stopped_at = index
+                if outcome.timed_out or outcome.cpu_exceeded:
+                    cr.message = Message(M.CASE_TIMEOUT)
+                elif outcome.oom_killed:
+                    cr.message = Message(M.CASE_MEMORY)
+                else:
+                    cr.message = Message(M.CASE_STOPPED)
+            else:
+                cr.message = Message(M.CASE_NOT_RUN)
+            continue
+        if crun.stdout_size > limits.output_bytes:
+            any_overflow = True
+            cr.message = Message(M.CASE_OUTPUT_LIMIT, {"limit": limits.output_bytes})
+            continue
+        status = crun.status or {}
+        if status.get("status") in ("exception", "exit", "memory"):
+            any_exception = any_exception or status["status"] != "memory"
+            any_memory = any_memory or status["status"] == "memory"
+            if status["status"] == "memory":
+                cr.message = Message(M.CASE_MEMORY)
+            elif status["status"] == "exit":
+                cr.message = Message(M.CASE_SYSTEM_EXIT)
+            else:
+                cr.message = exception_message(status, hidden, source_lines)
+            continue
+        # Judge the arrays themselves.
+        message = None
+        good: dict[str, np.ndarray] = {}
+        for name in spec.results:
+            got = crun.outputs.get(name)
+            shown = _result_display_name(spec, name)
+            if not isinstance(got, np.ndarray):
+                message = _result_problem_message(shown, status.get("results", {}).get(name) or got, spec, limits.file_size_bytes)
+                break
+            good[name] = got
+            if ref is not None:
+                expected = ref.outputs.get(case.name, {}).get(name)
+                if expected is None:
+                    raise RuntimeError(f"reference has no {name!r} for case {case.name!r}")
+                message = compare_result(shown, got, expected, spec, hidden)
+                if message:
+                    break
+        if message is None and ref is not None and spec.compare_stdout:
+            message = compare_stdout(crun.stdout, ref.stdout.get(case.name, ""), hidden)
+        cr.outputs = good
+        cr.message = message
+        cr.passed = message is None
+
+    ordered = [tests[i] for i in sorted(tests)]
+    total_weight = sum(t.weight for t in ordered) or 1.0
+    score = sum(t.weight for t in ordered if t.passed) / total_weight
+    visible_stdout = _visible_stdout(run, cases, limits.output_bytes, author)
+    result = GradeResult(verdict=Verdict.FAILED, score=round(score, 6), tests=ordered,
+                         stdout=visible_stdout, duration_ms=outcome.wall_ms)
+    stopped_name = cases[stopped_at].name if stopped_at is not None else None
+
+    if ordered and all(t.passed for t in ordered):
+        result.verdict = Verdict.PASSED
+        result.message = Message(M.ALL_PASSED, {"count": len(ordered)})
+    elif outcome.timed_out or outcome.cpu_exceeded:
+        result.verdict = Verdict.TIMEOUT
+        seconds = limits.cpu_seconds if outcome.cpu_exceeded else limits.wall_seconds
+        if stopped_name is None and module is None and not run.cases:
+            result.message = Message(M.TIMEOUT_SETUP, {"seconds": _num(seconds)})
+        else:
+            msgid = M.TIMEOUT_CPU if outcome.cpu_exceeded else M.TIMEOUT_WALL
+            result.message = Message(msgid, {"seconds": _num(seconds), "case": stopped_name or "?"})
+    elif any_memory or (module or {}).get("status") == "memory":
+        result.verdict = Verdict.MEMORY_LIMIT
+        result.message = Message(M.MEMORY_LIMIT, {"mb": limits.memory_mb})
+    elif signum == signal_module.SIGXCPU:
+        result.verdict = Verdict.TIMEOUT
+        result.message = Message(M.TIMEOUT_CPU, {"seconds": _num(limits.cpu_seconds), "case": stopped_name or "?"})
+    elif any_overflow or signum == signal_module.SIGXFSZ:
+        result.verdict = Verdict.OUTPUT_LIMIT
+        result.message = Message(M.OUTPUT_LIMIT, {"limit": limits.output_bytes})
+    elif module is not None:
+        result.verdict = Verdict.ERROR
+        result.message = _module_message(module, spec, source_lines)
+    elif stopped_name is not None:
+        result.verdict = Verdict.ERROR
+        if signum is not None:
+            result.message = Message(M.KILLED_BY_SIGNAL, {"signal": _signal_name(signum), "case": stopped_name})
+        else:
+            result.message = Message(M.EXITED_EARLY, {"case": stopped_name})
+    elif any_exception:
+        result.verdict = Verdict.ERROR
+        errors = sum(1 for t in ordered if not t.passed and t.message and t.message.msgid in _EXCEPTION_IDS)
+        result.message = Message(M.ERROR_IN_CASES, {"count": errors, "total": len(ordered)})
+    else:
+        result.message = Message(M.SOME_FAILED, {"passed": sum(t.passed for t in ordered), "total": len(ordered)})
+    return result
+
+
+_EXCEPTION_IDS = {M.CASE_EXCEPTION, M.CASE_EXCEPTION_NO_LINE, M.CASE_EXCEPTION_HIDDEN,
+                  M.CASE_EXCEPTION_HIDDEN_NO_LINE, M.CASE_SYSTEM_EXIT}
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+def _module_message(module: dict, spec: ExerciseSpec, source_lines: int) -> Message:
+    status = module["status"]
+    if status == "syntax":
+        return Message(M.SYNTAX_ERROR, {"line": _line_ok(module.get("line"), source_lines) or "?",
+                                        "detail": module.get("detail", "")[:300]})
+    if status == "missing_function":
+        return Message(M.MISSING_FUNCTION, {"function": spec.function})
+    if status == "not_callable":
+        return Message(M.NOT_CALLABLE, {"function": spec.function})
+    if status == "exit":
+        return Message(M.EXITED_EARLY, {"case": "-"})
+    # Top-level code runs before any hidden input exists, so details are safe to show.
+    return Message(M.MODULE_EXCEPTION, {
+        "exc_type": module.get("exc_type") or "Exception",
+        "line": _line_ok(module.get("line"), source_lines) or "?",
+        "detail": module.get("detail", "")[:300],
+    })
+
+
+def _visible_stdout(run: ProgramRun, cases: list[Case], cap: int, author: bool) -> str:
+    parts = []
+    if run.module_stdout:
+        parts.append(run.module_stdout)
+    shown = [i for i in run.order if author or not cases[i].hidden]
+    for index in shown:
+        crun = run.cases.get(index)
+        if crun and crun.stdout:
+            parts.append(f"[{cases[index].name}]\n{crun.stdout}" if len(shown) > 1 else crun.stdout)
+    text = "".join(p if p.endswith("\n") else p + "\n" for p in parts)
+    return text[:cap]
+
+
+def _phases(cases: list[Case], only_visible: bool) -> list[list[int]]:
+    visible = [i for i, c in enumerate(cases) if not c.hidden]
+    hidden = [i for i, c in enumerate(cases) if c.hidden]
+    if only_visible:
+        return [visible]
+    return [p for p in (visible, hidden) if p] or [[]]
+
+
+def _internal_error(started: float, what: str) -> GradeResult:
+    log.exception("grader internal error while %s", what)
+    return GradeResult(verdict=Verdict.INTERNAL_ERROR, message=Message(M.INTERNAL_ERROR),
+                       duration_ms=int((time.monotonic() - started) * 1000))
+
+
+def grade(
+    source: str,
+    spec: ExerciseSpec,
+    cases: list[Case],
+    ref: Reference,
+    *,
+    variants: dict[str, Reference] | None = None,
+    only_visible: bool = False,
+) -> GradeResult:
+    """Grade a student's source in a fresh sandbox.
+
+    Visible cases run first; hidden inputs only reach the sandbox after the
+    visible outputs were read.  ``only_visible`` runs the visible cases only
+    (the "Run" button).  ``variants`` maps a misconception tag to the outputs of
+    a known-wrong solution; when the student's outputs equal one of them on all
+    failing cases, ``misconception`` is set.  Raises `SandboxUnavailable` when
+    no sandbox can be started.
+    """
+    started = time.monotonic()
+    problem = check_source(source, spec)
+    if problem is not None:
+        return GradeResult(verdict=Verdict.REJECTED, message=problem,
+                           duration_ms=int((time.monotonic() - started) * 1000))
+    if isinstance(source, bytes):
+        source = source.decode("utf-8")
+    cases = list(cases)
+    try:
+        run = execute(source, spec, cases, _phases(cases, only_visible))
+        result = evaluate(run, source, spec, cases, ref)
+    except SandboxUnavailable:
+        raise
+    except Exception:
+        return _internal_error(started, "grading")
+    if variants and result.verdict != Verdict.PASSED:
+        result.misconception = _misconception(result, cases, variants, spec)
+    if result.verdict == Verdict.INTERNAL_ERROR:
+        log.error("internal error: %s", run.outcome.log_tail)
+    result.duration_ms = int((time.monotonic() - started) * 1000)
+    return result
+
+
+def _misconception(result: GradeResult, cases: list[Case], variants: dict[str, Reference], spec: ExerciseSpec) -> str | None:
+    failing = [t for t in result.tests if not t.passed]
+    if not failing or any(not t.outputs for t in failing):
+        return None
+    for tag, variant in variants.items():
+        if all(
+            t.name in variant.outputs and outputs_match(t.outputs, variant.outputs[t.name], spec)
+            for t in failing
+        ):
+            return tag
+    return None
+
+
+def run_reference(solution_source: str, spec: ExerciseSpec, cases: list[Case], *, allow_failures: bool = False) -> Reference:
+    """Run the instructor's solution on every case (sandboxed) and keep its outputs.
+
+    Raises `ReferenceFailed` (carrying a GradeResult with full, author-facing
+    messages) unless every case produced valid results; with
+    ``allow_failures=True`` (used for misconception variants) failing cases are
+    simply left out.
+    """
+    started = time.monotonic()
+    cases = list(cases)
+    problem = check_source(solution_source, spec)
+    if problem is not None:
+        raise ReferenceFailed(GradeResult(verdict=Verdict.REJECTED, message=problem))
+    run = execute(solution_source, spec, cases, [list(range(len(cases)))])
+    result = evaluate(run, solution_source, spec, cases, None, author=True)
+    result.duration_ms = int((time.monotonic() - started) * 1000)
+    if result.verdict != Verdict.PASSED and not allow_failures:
+        raise ReferenceFailed(result)
+    outputs: dict[str, dict[str, np.ndarray]] = {}
+    stdout: dict[str, str] = {}
+    for index, case in enumerate(cases):
+        crun = run.cases.get(index)
+        test = result.tests[index] if index < len(result.tests) else None
+        if crun is None or test is None or not test.passed:
+            continue
+        outputs[case.name] = dict(test.outputs)
+        stdout[case.name] = crun.stdout
+    return Reference(outputs=outputs, stdout=stdout)

@@ -1,0 +1,36 @@
+"""Resource limits for one sandboxed run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KIB = 1024
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Limits enforced from outside the sandbox (rlimits, cgroups, the host's clock).
+
+    Only ``cpu_seconds``, ``wall_seconds``, ``memory_mb`` and ``processes`` may be
+    overridden by an exercise; the rest are platform safety caps.
+    """
+
+    cpu_seconds: float = 5.0
+    wall_seconds: float = 10.0
+    memory_mb: int = 512
+    processes: int = 64  # cgroup pids.max (processes and threads)
+    output_bytes: int = 64 * KIB  # per case stdout shown/compared; more is output_limit
+    source_bytes: int = 64 * KIB
+    file_size_bytes: int = 16 * MIB  # RLIMIT_FSIZE; also the cap on one result array
+    tmpfs_bytes: int = 32 * MIB  # /tmp and /dev/shm, each
+    output_dir_bytes: int = 64 * MIB  # the writable result directory (a tmpfs when possible)
+    open_files: int = 256
+
+    # Ranges an exercise may choose from: (minimum, maximum).
+    AUTHOR_RANGES = {
+        "cpu_seconds": (0.1, 30.0),
+        "wall_seconds": (0.5, 60.0),
+        "memory_mb": (64, 2048),
+        "processes": (4, 256),
+    }

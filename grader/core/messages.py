@@ -1,0 +1,159 @@
+"""Language-neutral feedback messages.
+
+The grader never formats text for a language itself: it returns a `Message`
+(an English msgid with ``%(name)s`` placeholders plus its parameters).  The
+Django side stores both and translates the msgid with gettext; the Turkish
+catalogue lives in ``grader/locale/tr/LC_MESSAGES/django.po``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+def gettext_noop(s: str) -> str:
+    """Mark a msgid for extraction (makemessages/xgettext) without translating it."""
+    return s
+
+
+@dataclass(frozen=True)
+class Message:
+    """A msgid plus the values for its placeholders."""
+
+    msgid: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def render(self, translate: Callable[[str], str] = lambda s: s) -> str:
+        """Translate the msgid and fill in the parameters.
+
+        A broken translation must not crash feedback, so a formatting error
+        falls back to the English msgid.
+        """
+        text = translate(self.msgid)
+        try:
+            return text % self.params if self.params else text
+        except (KeyError, ValueError, TypeError):
+            return self.msgid % self.params if self.params else self.msgid
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"msgid": self.msgid, "params": dict(self.params)}
+
+
+_ = gettext_noop
+
+# --- rejected before running -------------------------------------------------
+SOURCE_EMPTY = _("Your code is empty. Write your solution and submit again.")
+SOURCE_TOO_LARGE = _(
+    "Your code is %(size)s bytes long; the limit is %(limit)s bytes. "
+    "Remove unneeded parts and submit again."
+)
+SOURCE_NUL = _("Your code contains a NUL character. Paste it again as plain text.")
+SOURCE_NOT_UTF8 = _("Your code is not valid UTF-8 text. Save it as UTF-8 and submit again.")
+
+# --- overall verdicts --------------------------------------------------------
+ALL_PASSED = _("All %(count)s cases passed.")
+SOME_FAILED = _("%(passed)s of %(total)s cases passed.")
+TIMEOUT_WALL = _(
+    "Time limit of %(seconds)s seconds exceeded while running case %(case)s. "
+    "Look for an endless loop or a very slow step."
+)
+TIMEOUT_CPU = _(
+    "CPU time limit of %(seconds)s seconds exceeded while running case %(case)s. "
+    "Look for an endless loop or a very slow step."
+)
+TIMEOUT_SETUP = _(
+    "Time limit of %(seconds)s seconds exceeded before any case ran. "
+    "Look for slow code at the top level of your file."
+)
+MEMORY_LIMIT = _(
+    "Memory limit of %(mb)s MiB exceeded. Avoid building very large arrays "
+    "or lists."
+)
+OUTPUT_LIMIT = _(
+    "Your program printed more than %(limit)s bytes. Print less, for example "
+    "only shapes instead of whole arrays."
+)
+SYNTAX_ERROR = _("Syntax error on line %(line)s: %(detail)s")
+MODULE_EXCEPTION = _(
+    "Your code raised %(exc_type)s on line %(line)s before any case ran: %(detail)s"
+)
+MISSING_FUNCTION = _(
+    "No function named %(function)s was found. Define it with "
+    "def %(function)s(...):"
+)
+NOT_CALLABLE = _("%(function)s is defined, but it is not a function.")
+KILLED_BY_SIGNAL = _(
+    "Your program was stopped by the operating system (signal %(signal)s) "
+    "while running case %(case)s."
+)
+EXITED_EARLY = _(
+    "Your program stopped before finishing case %(case)s. Do not call "
+    "sys.exit(), exit() or os._exit()."
+)
+ERROR_IN_CASES = _("Your code raised an error in %(count)s of %(total)s cases.")
+INTERNAL_ERROR = _(
+    "The grader had a problem of its own. This attempt was not counted; "
+    "please try again in a little while."
+)
+
+# --- per case ----------------------------------------------------------------
+CASE_SHAPE_NAMED = _("%(result)s has the wrong shape: expected %(names)s = %(expected)s, got %(got)s.")
+CASE_SHAPE = _("%(result)s has the wrong shape: expected %(expected)s, got %(got)s.")
+CASE_SHAPE_HIDDEN_AXIS = _("%(result)s has the wrong shape on this hidden case: axis %(axis)s differs.")
+CASE_NDIM_HIDDEN = _(
+    "%(result)s has the wrong number of axes on this hidden case: expected %(expected)s, got %(got)s."
+)
+CASE_COMPLEX = _("%(result)s holds complex numbers, but real numbers are expected.")
+CASE_BOOL = _("%(result)s holds True/False values, but numbers are expected.")
+CASE_NOT_BOOL = _("%(result)s should hold True/False values, but it has dtype %(dtype)s.")
+CASE_NOT_NUMERIC = _("%(result)s has dtype %(dtype)s, but a numeric array is expected.")
+CASE_NOT_ARRAY = _("%(result)s is of type %(type)s; a NumPy array (or a number) is expected.")
+CASE_SUBCLASS = _(
+    "%(result)s is a subclass of np.ndarray (%(type)s). Return a plain array, "
+    "for example np.asarray(...)."
+)
+CASE_OBJECT_DTYPE = _(
+    "%(result)s has dtype object. Build it from numbers only, for example "
+    "with np.array(..., dtype=float)."
+)
+CASE_RETURNED_NONE = _("The function returned None. Did you forget the return statement?")
+CASE_UNDEFINED = _("The variable %(result)s was not defined by your code.")
+CASE_TOO_LARGE = _("%(result)s is too large (%(size)s bytes; the limit is %(limit)s bytes).")
+CASE_UNREADABLE = _("%(result)s could not be read back: %(reason)s.")
+CASE_NONFINITE = _(
+    "%(result)s contains NaN or inf (first at index %(index)s). A common cause "
+    "is exp() overflowing: subtract the row maximum before exp."
+)
+CASE_NONFINITE_HIDDEN = _(
+    "%(result)s contains NaN or inf on this hidden case. A common cause is "
+    "exp() overflowing on large inputs: subtract the row maximum before exp."
+)
+CASE_VALUES = _(
+    "%(result)s has wrong values: the largest absolute error is %(error)s at "
+    "index %(index)s (expected %(expected)s, got %(got)s)."
+)
+CASE_VALUES_HIDDEN = _("%(result)s has wrong values on this hidden case.")
+CASE_ROW_SUMS = _(
+    "The rows of %(result)s should each sum to 1, but row %(index)s sums to "
+    "%(sum)s. Check the axis of your softmax."
+)
+CASE_ROW_SUMS_HIDDEN = _(
+    "The rows of %(result)s do not all sum to 1 on this hidden case. Check "
+    "the axis of your softmax."
+)
+CASE_STDOUT = _(
+    "The printed output differs from the expected one on line %(line)s: "
+    "expected %(expected)s, got %(got)s."
+)
+CASE_STDOUT_HIDDEN = _("The printed output differs from the expected one on this hidden case.")
+CASE_EXCEPTION = _("%(exc_type)s on line %(line)s: %(detail)s\n%(traceback)s")
+CASE_EXCEPTION_NO_LINE = _("%(exc_type)s: %(detail)s")
+CASE_EXCEPTION_HIDDEN = _("%(exc_type)s on line %(line)s (details are not shown for hidden cases).")
+CASE_EXCEPTION_HIDDEN_NO_LINE = _("%(exc_type)s was raised (details are not shown for hidden cases).")
+CASE_SYSTEM_EXIT = _("Your code called sys.exit() or exit() in this case.")
+CASE_MEMORY = _("This case ran out of memory.")
+CASE_TIMEOUT = _("This case did not finish within the time limit.")
+CASE_NOT_RUN = _("Not run: an earlier problem stopped your program.")
+CASE_STOPPED = _("Your program stopped before finishing this case.")
+CASE_OUTPUT_LIMIT = _("This case printed more than %(limit)s bytes.")

@@ -1,0 +1,156 @@
+"""Safe reading of what a sandbox left behind.
+
+Everything in the output directory was writable by untrusted code, so every
+file is opened relative to a directory fd with ``O_NOFOLLOW`` (a planted
+symlink fails), ``O_NONBLOCK`` (a planted FIFO cannot block us), checked with
+``fstat`` to be a regular file, read with a size cap, and ``.npy`` files are
+parsed by hand from a validated header: no pickle, no object dtype, no
+structured dtype, exact byte count.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+NUMERIC_KINDS = "biufc"
+MAX_HEADER = 10_000
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """Why a result file could not be used: a short code plus details."""
+
+    code: str  # missing | symlink | not_regular | too_large | bad_header | dtype | truncated
+    detail: str = ""
+
+
+class OutputDir:
+    """Read-only, symlink-proof access to a sandbox's output directory."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __enter__(self) -> "OutputDir":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _open(self, name: str) -> tuple[int, os.stat_result] | LoadProblem:
+        if "/" in name or name in ("", ".", ".."):
+            raise ValueError(f"bad output file name {name!r}")
+        try:
+            fd = os.open(
+                name,
+                os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY,
+                dir_fd=self.fd,
+            )
+        except FileNotFoundError:
+            return LoadProblem("missing")
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return LoadProblem("symlink")
+            return LoadProblem("unreadable", exc.strerror or "")
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            return LoadProblem("not_regular")
+        return fd, st
+
+    def exists(self, name: str) -> bool:
+        opened = self._open(name)
+        if isinstance(opened, LoadProblem):
+            return False
+        os.close(opened[0])
+        return True
+
+    def read_bytes(self, name: str, cap: int) -> tuple[bytes, int] | LoadProblem:
+        """Up to ``cap`` bytes of a regular file, and the file's real size."""
+        opened = self._open(name)
+        if isinstance(opened, LoadProblem):
+            return opened
+        fd, st = opened
+        try:
+            chunks = []
+            remaining = cap
+            while remaining > 0:
+                chunk = os.read(fd, min(remaining, 65536))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                remaining -= len(chunk)
+            return b"".join(chunks), st.st_size
+        finally:
+            os.close(fd)
+
+    def read_json(self, name: str, cap: int = 65536) -> dict | None:
+        """A JSON object from an untrusted file, or None if absent/oversized/invalid."""
+        got = self.read_bytes(name, cap + 1)
+        if isinstance(got, LoadProblem) or got[1] > cap:
+            return None
+        try:
+            value = json.loads(got[0].decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return None
+        return value if isinstance(value, dict) else None
+
+    def load_array(self, name: str, max_bytes: int) -> np.ndarray | LoadProblem:
+        """Load a ``.npy`` file written by untrusted code, validating everything."""
+        opened = self._open(name)
+        if isinstance(opened, LoadProblem):
+            return opened
+        fd, st = opened
+        with os.fdopen(fd, "rb") as f:
+            if st.st_size > max_bytes + MAX_HEADER:
+                return LoadProblem("too_large", str(st.st_size))
+            try:
+                version = np.lib.format.read_magic(f)
+                if version == (1, 0):
+                    shape, fortran, dtype = np.lib.format.read_array_header_1_0(f, max_header_size=MAX_HEADER)
+                elif version == (2, 0):
+                    shape, fortran, dtype = np.lib.format.read_array_header_2_0(f, max_header_size=MAX_HEADER)
+                else:
+                    return LoadProblem("bad_header", f"version {version}")
+            except Exception as exc:  # ValueError on any malformed header
+                return LoadProblem("bad_header", str(exc)[:200])
+            if (
+                not isinstance(dtype, np.dtype)
+                or dtype.hasobject
+                or dtype.fields is not None
+                or dtype.subdtype is not None
+                or dtype.kind not in NUMERIC_KINDS
+            ):
+                return LoadProblem("dtype", getattr(dtype, "str", "?"))
+            if not isinstance(shape, tuple) or len(shape) > 32 or not all(
+                type(n) is int and n >= 0 for n in shape
+            ):
+                return LoadProblem("bad_header", "shape")
+            count = 1
+            for n in shape:
+                count *= n
+            nbytes = count * dtype.itemsize
+            if nbytes > max_bytes:
+                return LoadProblem("too_large", str(nbytes))
+            if st.st_size - f.tell() != nbytes:
+                return LoadProblem("truncated")
+            data = f.read(nbytes)
+            if len(data) != nbytes:
+                return LoadProblem("truncated")
+        arr = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+        # A native-order, owned, writable copy: nothing refers back to the file.
+        arr = np.array(arr, dtype=dtype.newbyteorder("="), order="C", copy=True)
+        assert type(arr) is np.ndarray
+        return arr

@@ -1,0 +1,289 @@
+"""The trusted runner: executed INSIDE the sandbox, never imported by the host.
+
+It is started as ``python -I -S -B /grader/runner.py /job/job.json`` and must be
+self-contained (standard library plus NumPy, found through the ``site`` path in
+the job file).  Everything it writes lands in ``/out`` and is treated by the
+host as untrusted data: the student's code runs in this very process and can
+rewrite any of it.  The host therefore never takes a verdict from here; it
+loads the result arrays with strict checks and compares them itself.
+
+Protocol (see sandbox.py for the host side):
+* inputs of phase p are ``/job/p{p}/{index:03d}.{name}.npy``; phase 0 is there
+  at start, later phases appear only after the host answers ``G`` on the
+  control pipe (so hidden inputs do not exist while visible cases run);
+* for every case: ``case-NNN.start`` (before), ``case-NNN.stdout`` (student
+  output), ``case-NNN.<result>.npy`` and ``case-NNN.status`` (after);
+* at the end of each phase but the last: ``P<p>\\n`` on the status pipe, then
+  wait for one byte on the control pipe (``G`` go on, anything else stop).
+"""
+
+import builtins
+import json
+import os
+import sys
+import traceback
+import types
+
+OUT = "/out"
+CODE_NAME = "submission.py"
+FLAGS_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+NUMERIC_KINDS = "biufc"
+
+
+def redirect_stdio(path):
+    """Point fd 1 and 2 at a fresh file; the Python objects follow the fds."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    try:
+        fd = os.open(path, FLAGS_NEW, 0o600)
+    except OSError:
+        fd = os.open("/dev/null", os.O_WRONLY)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+def write_new(path, data):
+    try:
+        fd = os.open(path, FLAGS_NEW, 0o600)
+    except OSError:
+        return False
+    try:
+        os.write(fd, data)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+def safe_text(fn, limit):
+    """Run ``fn`` (which may call student code, e.g. ``__str__``) and cap the text."""
+    try:
+        text = fn()
+        if not isinstance(text, str):
+            return ""
+        return text[:limit]
+    except BaseException:
+        return ""
+
+
+def describe_exception(exc, source_lines):
+    """Exception type, the student's own line and a traceback trimmed to it."""
+    frames = []
+    try:
+        for frame in traceback.extract_tb(exc.__traceback__):
+            if frame.filename == CODE_NAME and frame.lineno:
+                text = ""
+                if 0 < frame.lineno <= len(source_lines):
+                    text = source_lines[frame.lineno - 1].strip()[:200]
+                frames.append([frame.lineno, str(frame.name)[:100], text])
+    except BaseException:
+        frames = []
+    line = frames[-1][0] if frames else None
+    if isinstance(exc, SyntaxError) and getattr(exc, "filename", None) == CODE_NAME:
+        line = exc.lineno if isinstance(exc.lineno, int) else line
+    return {
+        "exc_type": safe_text(lambda: type(exc).__name__, 100),
+        "line": line,
+        "detail": safe_text(lambda: str(exc), 500),
+        "traceback": frames[-10:],
+    }
+
+
+class Runner:
+    def __init__(self, job):
+        self.job = job
+        self.mode = job["mode"]
+        import numpy
+
+        self.np = numpy
+        with open("/job/code.py", "rb") as f:
+            self.source = f.read().decode("utf-8")
+        self.source_lines = self.source.splitlines()
+        self.max_bytes = int(job["max_result_bytes"])
+
+    # -- results ---------------------------------------------------------------
+    def to_array(self, value):
+        np = self.np
+        if type(value) is np.ndarray:
+            arr = value
+        elif isinstance(value, np.ndarray):
+            return None, {"problem": "subclass", "type": safe_text(lambda: type(value).__name__, 60)}
+        elif value is None:
+            return None, {"problem": "none"}
+        elif type(value) in (int, float, bool, list, tuple) or (
+            isinstance(value, np.generic) and type(value).__module__ == "numpy"
+        ):
+            try:
+                arr = np.asarray(value)
+            except BaseException as exc:
+                return None, {"problem": "convert", "type": safe_text(lambda: type(exc).__name__, 60)}
+            if type(arr) is not np.ndarray:
+                return None, {"problem": "type", "type": safe_text(lambda: type(value).__name__, 60)}
+        else:
+            return None, {"problem": "type", "type": safe_text(lambda: type(value).__name__, 60)}
+        dtype = arr.dtype
+        if dtype.hasobject:
+            return None, {"problem": "object"}
+        if dtype.fields is not None or dtype.subdtype is not None or dtype.kind not in NUMERIC_KINDS:
+            return None, {"problem": "dtype", "dtype": safe_text(lambda: dtype.kind, 2)}
+        if arr.nbytes > self.max_bytes:
+            return None, {"problem": "too_large", "size": int(arr.nbytes)}
+        return arr, {"ok": True}
+
+    def save_array(self, path, arr):
+        np = self.np
+        fd = os.open(path, FLAGS_NEW, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            np.lib.format.write_array(f, np.ascontiguousarray(arr), allow_pickle=False)
+
+    def save_results(self, prefix, values):
+        report = {}
+        for name, value in values.items():
+            arr, info = self.to_array(value)
+            if arr is not None:
+                try:
+                    self.save_array(f"{prefix}.{name}.npy", arr)
+                except BaseException as exc:
+                    info = {"problem": "write", "type": safe_text(lambda: type(exc).__name__, 60)}
+            report[name] = info
+        return report
+
+    # -- running ---------------------------------------------------------------
+    def load_inputs(self, phase, case):
+        np = self.np
+        inputs = {}
+        for name in case["inputs"]:
+            path = f"/job/p{phase}/{case['index']:03d}.{name}.npy"
+            inputs[name] = np.load(path, allow_pickle=False)
+        return inputs
+
+    def prepare(self):
+        """Compile and (function kind) import the code; None when it may run."""
+        try:
+            self.code = compile(self.source, CODE_NAME, "exec", dont_inherit=True)
+        except BaseException as exc:  # SyntaxError, ValueError, RecursionError, MemoryError
+            info = describe_exception(exc, self.source_lines)
+            info["status"] = "syntax"
+            return info
+        if self.mode == "script":
+            return None
+        module = types.ModuleType("submission")
+        module.__file__ = CODE_NAME
+        sys.modules["submission"] = module
+        try:
+            exec(self.code, module.__dict__)
+        except MemoryError as exc:
+            info = describe_exception(exc, self.source_lines)
+            info["status"] = "memory"
+            return info
+        except BaseException as exc:
+            info = describe_exception(exc, self.source_lines)
+            info["status"] = "exit" if isinstance(exc, SystemExit) else "exception"
+            return info
+        self.module = module
+        if self.mode == "make_cases":
+            return None
+        name = self.job["function"]
+        fn = module.__dict__.get(name)
+        if fn is None:
+            return {"status": "missing_function"}
+        if not callable(fn):
+            return {"status": "not_callable"}
+        self.fn = fn
+        return None
+
+    def run_case(self, phase, case):
+        prefix = f"{OUT}/case-{case['index']:03d}"
+        write_new(prefix + ".start", b"")
+        redirect_stdio(prefix + ".stdout")
+        status = {"status": "ok"}
+        values = {}
+        try:
+            inputs = self.load_inputs(phase, case)
+            if self.mode == "function":
+                values = {"return": self.fn(**inputs)}
+            else:
+                namespace = {"__name__": "__main__", "__builtins__": builtins, "np": self.np}
+                namespace.update(inputs)
+                exec(self.code, namespace)
+                values = {name: namespace[name] for name in self.job["results"] if name in namespace}
+        except MemoryError as exc:
+            status = describe_exception(exc, self.source_lines)
+            status["status"] = "memory"
+        except BaseException as exc:  # includes SystemExit and custom BaseExceptions
+            status = describe_exception(exc, self.source_lines)
+            status["status"] = "exit" if isinstance(exc, SystemExit) else "exception"
+        redirect_stdio(prefix + ".log")  # our own output from here on
+        if status["status"] == "ok":
+            status["results"] = self.save_results(prefix, values)
+        write_new(prefix + ".status", json.dumps(status).encode())
+
+    def make_cases(self):
+        np = self.np
+        prefix = f"{OUT}/mc"
+        redirect_stdio(prefix + ".stdout")
+        made = self.module.make_cases(np.random.default_rng(int(self.job["seed"])))
+        manifest = []
+        for i, case in enumerate(made):
+            inputs = case.get("inputs", {})
+            entry = {
+                "name": case.get("name"),
+                "hidden": case.get("hidden", True),
+                "weight": case.get("weight", 1.0),
+                "inputs": {},
+            }
+            for name, value in inputs.items():
+                if not isinstance(name, str) or not name.isidentifier():
+                    raise ValueError(f"case {i}: bad input name {name!r}")
+                entry["inputs"][name] = self.save_results(f"{prefix}-{i:03d}", {name: value})[name]
+            manifest.append(entry)
+        write_new(f"{OUT}/cases.json", json.dumps(manifest).encode())
+
+
+def main():
+    with open(sys.argv[1], "rb") as f:
+        job = json.load(f)
+    devnull = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    redirect_stdio(f"{OUT}/module.stdout")
+    # Line buffering so that output written just before a crash is in the file.
+    sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
+    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
+    sys.path.append(job["site"])
+    runner = Runner(job)
+    problem = runner.prepare()
+    if problem is not None:
+        redirect_stdio(f"{OUT}/module.log")
+        write_new(f"{OUT}/module.status", json.dumps(problem).encode())
+        return
+    if job["mode"] == "make_cases":
+        try:
+            runner.make_cases()
+        except BaseException as exc:
+            info = describe_exception(exc, runner.source_lines)
+            info["status"] = "exception"
+            info["detail"] = safe_text(lambda: "".join(traceback.format_exception(exc)), 4000)
+            redirect_stdio(f"{OUT}/module.log")
+            write_new(f"{OUT}/module.status", json.dumps(info).encode())
+        return
+    phases = job["phases"]
+    for p, cases in enumerate(phases):
+        for case in cases:
+            runner.run_case(p, case)
+        if p + 1 < len(phases):
+            os.write(job["status_fd"], b"P%d\n" % p)
+            answer = os.read(job["ctl_fd"], 1)
+            if answer != b"G":
+                return
+
+
+if __name__ == "__main__":
+    main()
+    # Do not run interpreter shutdown (atexit hooks, __del__ of student objects).
+    os._exit(0)

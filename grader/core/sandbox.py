@@ -1,0 +1,596 @@
+"""Launching one fresh bubblewrap sandbox per run, with limits enforced from outside.
+
+Layers, from the outside in:
+* cgroup v1 ``pids`` (fork/thread bombs), ``memory`` (all processes together)
+  and ``cpuacct`` (total CPU, polled) — one fresh child cgroup per run under
+  ``<this process's cgroup>/dikkat-grader/``, removed afterwards;
+* rlimits set between fork and exec: RLIMIT_CPU, RLIMIT_AS, RLIMIT_FSIZE,
+  RLIMIT_NOFILE, RLIMIT_CORE;
+* the host's wall clock: the whole tree is SIGKILLed at the deadline (bwrap's
+  ``--die-with-parent`` and the PID namespace take every descendant with it,
+  and the cgroup's remaining members are killed one by one);
+* bubblewrap: all namespaces unshared (no network), ``--disable-userns``, no
+  capabilities, a minimal read-only filesystem (``/usr``, the interpreter's
+  prefix, NumPy), size-limited tmpfs for ``/tmp`` and ``/dev/shm``, the job's
+  inputs read-only at ``/job`` and a writable ``/out`` (its own size-limited
+  tmpfs on the host when we may mount);
+* a seccomp filter (see seccomp.py).
+
+The host never trusts anything the sandbox prints or exits with for a
+verdict: callers read the output directory through results.OutputDir.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import json
+import logging
+import math
+import os
+import resource
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from . import seccomp
+from .limits import MIB, Limits
+from .results import OutputDir
+
+log = logging.getLogger("grader.sandbox")
+
+RUNNER_PATH = Path(__file__).with_name("runner.py")
+SITE_IN_SANDBOX = "/opt/site"
+SANDBOX_UID = 65534
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+CGROUP_GROUP = "dikkat-grader"
+CONTROLLERS = ("pids", "memory", "cpuacct")
+# bwrap itself, its init process inside the PID namespace, the runner.
+OVERHEAD_PIDS = 3
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap (or another required piece) cannot run here: nothing is executed unsandboxed."""
+
+
+@dataclass(frozen=True)
+class Environment:
+    """What the sandbox needs from this host, discovered once per process."""
+
+    bwrap: str
+    python: str  # the real interpreter binary (not the venv symlink)
+    python_prefix: str  # directory bound read-only at the same path
+    numpy_dirs: tuple[tuple[str, str], ...]  # (host path, path inside)
+    cgroup_parents: dict[str, Path] = field(hash=False)
+    can_mount_tmpfs: bool = False
+    warnings: tuple[str, ...] = ()
+
+
+def _own_cgroup(controller: str) -> Path | None:
+    mount = CGROUP_ROOT / controller
+    if not (mount / "cgroup.procs").exists():
+        return None
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) == 3 and controller in parts[1].split(","):
+            return mount / parts[2].lstrip("/")
+    return mount
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
+MNT_DETACH = 2
+
+
+def _mount_tmpfs(path: str, size: int) -> bool:
+    opts = f"size={size},mode=0700,nr_inodes=4096".encode()
+    res = _libc().mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts)
+    return res == 0
+
+
+def _umount(path: str) -> None:
+    _libc().umount2(path.encode(), MNT_DETACH)
+
+
+def _probe_mount() -> bool:
+    if os.geteuid() != 0:
+        return False
+    d = tempfile.mkdtemp(prefix="dikkat-probe-")
+    try:
+        if _mount_tmpfs(d, MIB):
+            _umount(d)
+            return True
+        return False
+    finally:
+        os.rmdir(d)
+
+
+def _cleanup_stale_cgroups(parent: Path) -> None:
+    """Remove empty leftovers of runs whose host process died mid-run."""
+    try:
+        children = [p for p in parent.iterdir() if p.is_dir()]
+    except OSError:
+        return
+    for child in children:
+        try:
+            if not (child / "cgroup.procs").read_text().strip():
+                child.rmdir()
+        except OSError:
+            pass
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> Environment:
+    """Discover bwrap, the interpreter, NumPy and the cgroups (cached)."""
+    bwrap = shutil.which("bwrap", path="/usr/bin:/bin:/usr/local/bin")
+    if not bwrap:
+        raise SandboxUnavailable(
+            "bubblewrap is not installed; install it with 'apt-get install bubblewrap'."
+        )
+    python = os.path.realpath(sys.executable)
+    prefix = os.path.realpath(sys.base_prefix)
+    if not python.startswith(prefix + os.sep) and not python.startswith("/usr/"):
+        raise SandboxUnavailable(
+            f"the interpreter {python} is not inside its prefix {prefix}; "
+            "run the grader from a normal CPython installation or venv."
+        )
+    numpy_dir = os.path.dirname(os.path.realpath(np.__file__))
+    numpy_dirs = [(numpy_dir, f"{SITE_IN_SANDBOX}/numpy")]
+    libs = os.path.join(os.path.dirname(numpy_dir), "numpy.libs")
+    if os.path.isdir(libs):
+        numpy_dirs.append((libs, f"{SITE_IN_SANDBOX}/numpy.libs"))
+
+    warnings = []
+    parents: dict[str, Path] = {}
+    if os.geteuid() == 0:
+        for controller in CONTROLLERS:
+            own = _own_cgroup(controller)
+            if own is None:
+                continue
+            parent = own / CGROUP_GROUP
+            try:
+                parent.mkdir(exist_ok=True)
+            except OSError:
+                continue
+            _cleanup_stale_cgroups(parent)
+            parents[controller] = parent
+    missing = [c for c in CONTROLLERS if c not in parents]
+    if "pids" in missing:
+        warnings.append(
+            "The cgroup v1 'pids' controller is not usable (needs root and "
+            "/sys/fs/cgroup/pids): fork bombs are limited only by the wall-clock "
+            "limit and RLIMIT_AS."
+        )
+    if "memory" in missing:
+        warnings.append(
+            "The cgroup v1 'memory' controller is not usable: memory is limited "
+            "per process by RLIMIT_AS only."
+        )
+    if "cpuacct" in missing:
+        warnings.append(
+            "The cgroup v1 'cpuacct' controller is not usable: CPU time is limited "
+            "per process by RLIMIT_CPU only."
+        )
+    can_mount = _probe_mount()
+    if not can_mount:
+        warnings.append(
+            "Cannot mount a size-limited tmpfs for the output directory (needs "
+            "root): a run may fill the disk of the work directory up to its "
+            "per-file limit times the number of files."
+        )
+    return Environment(
+        bwrap=bwrap,
+        python=python,
+        python_prefix=prefix,
+        numpy_dirs=tuple(numpy_dirs),
+        cgroup_parents=parents,
+        can_mount_tmpfs=can_mount,
+        warnings=tuple(warnings),
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _probe() -> str | None:
+    try:
+        env = environment()
+        seccomp.filter_bpf()
+    except (SandboxUnavailable, seccomp.SeccompUnavailable) as exc:
+        return str(exc)[0].upper() + str(exc)[1:]
+    with tempfile.TemporaryDirectory(prefix="dikkat-probe-") as d:
+        args = _bwrap_args(env, Path(d), Path(d), Limits(), seccomp_fd=None)
+        argv = args + [env.python, "-I", "-S", "-c", "import sys; sys.exit(0 if sys.flags.isolated else 3)"]
+        try:
+            res = subprocess.run(argv, env={}, capture_output=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"bubblewrap could not be started ({exc}); check 'apt-get install bubblewrap'."
+        if res.returncode != 0:
+            err = res.stderr.decode(errors="replace").strip()[:300]
+            return (
+                f"bubblewrap failed to start a sandbox ({err or res.returncode}). It needs "
+                "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) "
+                "or root, and 'apt-get install bubblewrap'."
+            )
+    return None
+
+
+def sandbox_problem() -> str | None:
+    """None when sandboxed grading works on this host, else an English sentence with the fix."""
+    return _probe()
+
+
+def sandbox_warnings() -> list[str]:
+    """Degradations in force (e.g. a missing cgroup controller); empty when fully isolated."""
+    try:
+        return list(environment().warnings)
+    except SandboxUnavailable as exc:
+        return [str(exc)]
+
+
+def _bwrap_args(env: Environment, in_dir: Path, out_dir: Path, limits: Limits, seccomp_fd: int | None) -> list[str]:
+    a = [
+        env.bwrap,
+        "--unshare-all", "--unshare-user",  # user, ipc, pid, net, uts, cgroup
+        "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+        "--disable-userns",
+        "--die-with-parent", "--new-session",
+        "--cap-drop", "ALL",
+        "--hostname", "sandbox",
+        "--clearenv",
+        "--setenv", "PATH", "/usr/bin:/bin",
+        "--setenv", "HOME", "/tmp",
+        "--setenv", "LANG", "C.UTF-8",
+        "--setenv", "OPENBLAS_NUM_THREADS", "1",
+        "--setenv", "OMP_NUM_THREADS", "1",
+        "--setenv", "MKL_NUM_THREADS", "1",
+        "--ro-bind", "/usr", "/usr",
+    ]
+    for name in ("lib", "lib64", "bin", "sbin"):
+        path = f"/{name}"
+        if os.path.islink(path):
+            a += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            a += ["--ro-bind", path, path]
+    if not env.python_prefix.startswith("/usr/"):
+        a += ["--ro-bind", env.python_prefix, env.python_prefix]
+    for host, inside in env.numpy_dirs:
+        a += ["--ro-bind", host, inside]
+    a += [
+        "--ro-bind", str(RUNNER_PATH), "/grader/runner.py",
+        "--ro-bind", str(in_dir), "/job",
+        "--bind", str(out_dir), "/out",
+        "--proc", "/proc",
+        "--dev", "/dev",
+        "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp",
+        "--size", str(limits.tmpfs_bytes), "--tmpfs", "/dev/shm",
+        "--chdir", "/tmp",
+        "--remount-ro", "/",
+    ]
+    if seccomp_fd is not None:
+        a += ["--seccomp", str(seccomp_fd)]
+    return a + ["--"]
+
+
+class _Cgroups:
+    """One child cgroup per controller for one run."""
+
+    def __init__(self, env: Environment, limits: Limits):
+        self.paths: dict[str, Path] = {}
+        name = f"run-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        try:
+            for controller, parent in env.cgroup_parents.items():
+                path = parent / name
+                path.mkdir()
+                self.paths[controller] = path
+            if "pids" in self.paths:
+                (self.paths["pids"] / "pids.max").write_text(str(limits.processes + OVERHEAD_PIDS))
+            if "memory" in self.paths:
+                # tmpfs pages written by the sandbox are charged here too.
+                limit = limits.memory_mb * MIB + 2 * limits.tmpfs_bytes + limits.output_dir_bytes
+                mem = self.paths["memory"]
+                (mem / "memory.limit_in_bytes").write_text(str(limit))
+                memsw = mem / "memory.memsw.limit_in_bytes"
+                if memsw.exists():
+                    try:
+                        memsw.write_text(str(limit))
+                    except OSError:
+                        pass
+        except OSError:
+            self.remove()
+            raise
+        self.procs_files = [str(p / "cgroup.procs") for p in self.paths.values()]
+
+    def cpu_seconds(self) -> float | None:
+        path = self.paths.get("cpuacct")
+        if path is None:
+            return None
+        try:
+            return int((path / "cpuacct.usage").read_text()) / 1e9
+        except (OSError, ValueError):
+            return None
+
+    def oom_killed(self) -> bool:
+        path = self.paths.get("memory")
+        if path is None:
+            return False
+        try:
+            text = (path / "memory.oom_control").read_text()
+            for line in text.splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill" and int(value) > 0:
+                    return True
+            return int((path / "memory.failcnt").read_text()) > 0 and "under_oom 1" in text
+        except (OSError, ValueError):
+            return False
+
+    def members(self) -> list[int]:
+        pids: set[int] = set()
+        for path in self.paths.values():
+            try:
+                pids.update(int(p) for p in (path / "cgroup.procs").read_text().split())
+            except (OSError, ValueError):
+                pass
+        return sorted(pids)
+
+    def kill_all(self, timeout: float = 3.0) -> bool:
+        """SIGKILL every member until none is left (a forking tree may need several rounds)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            pids = self.members()
+            if not pids:
+                return True
+            if time.monotonic() > deadline:
+                log.error("processes survived in sandbox cgroup: %s", pids)
+                return False
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.005)
+
+    def remove(self) -> None:
+        for path in self.paths.values():
+            for _ in range(100):
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)  # the kernel is still tearing members down
+            else:
+                log.error("could not remove cgroup %s", path)
+
+
+@dataclass
+class RunOutcome:
+    """What the host observed itself (trustworthy) plus the exit code (a hint only)."""
+
+    exit_code: int | None
+    timed_out: bool = False
+    cpu_exceeded: bool = False
+    oom_killed: bool = False
+    wall_ms: int = 0
+    cpu_ms: int | None = None
+    phases_collected: int = 0
+    collected: list[Any] = field(default_factory=list)
+    log_tail: str = ""
+
+    @property
+    def signal(self) -> int | None:
+        """Signal that ended the sandboxed program, as bwrap reports it (128 + n)."""
+        if self.exit_code is not None and self.exit_code > 128:
+            return self.exit_code - 128
+        if self.exit_code is not None and self.exit_code < 0:
+            return -self.exit_code
+        return None
+
+
+def _save_npy(path: Path, arr: np.ndarray) -> None:
+    with open(path, "wb") as f:
+        np.lib.format.write_array(f, np.ascontiguousarray(arr), allow_pickle=False)
+
+
+def _stage_inputs(in_dir: Path, phase: int, cases: list[tuple[int, dict[str, np.ndarray]]]) -> None:
+    d = in_dir / f"p{phase}.tmp"
+    d.mkdir()
+    for index, inputs in cases:
+        for name, arr in inputs.items():
+            _save_npy(d / f"{index:03d}.{name}.npy", arr)
+    # Appears in the sandbox all at once.
+    d.rename(in_dir / f"p{phase}")
+
+
+def _set_limits(limits: Limits, procs_files: list[str]) -> Callable[[], None]:
+    cpu = max(1, math.ceil(limits.cpu_seconds))
+    memory = limits.memory_mb * MIB
+
+    def preexec() -> None:  # runs in the child between fork and exec: keep it minimal
+        pid = str(os.getpid()).encode()
+        for path in procs_files:
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.write(fd, pid)
+            finally:
+                os.close(fd)
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size_bytes, limits.file_size_bytes))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    return preexec
+
+
+def work_root() -> Path:
+    """Where per-run job directories are made: $DIKKAT_GRADER_WORK or <tmp>/dikkat-grader."""
+    root = Path(os.environ.get("DIKKAT_GRADER_WORK") or Path(tempfile.gettempdir()) / "dikkat-grader")
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return root
+
+
+def run_sandboxed(
+    *,
+    job: dict[str, Any],
+    code: str,
+    phases: list[list[tuple[int, dict[str, np.ndarray]]]],
+    limits: Limits,
+    collect: Callable[[OutputDir, int], Any],
+) -> RunOutcome:
+    """Run the trusted runner on ``code`` in a fresh sandbox.
+
+    ``phases`` lists, per phase, the cases (index, inputs) to run.  Only phase 0's
+    inputs exist when the program starts; each later phase's inputs are written
+    after ``collect(out, p)`` has snapshotted phase p's outputs, so output of
+    visible cases can never contain hidden inputs.  ``collect`` is called once per
+    phase that started, the last time after every process of the run is dead.
+    """
+    env = environment()
+    started = time.monotonic()
+    job_dir = Path(tempfile.mkdtemp(prefix="job-", dir=work_root()))
+    in_dir, out_dir = job_dir / "in", job_dir / "out"
+    in_dir.mkdir()
+    out_dir.mkdir(mode=0o700)
+    mounted = env.can_mount_tmpfs and _mount_tmpfs(str(out_dir), limits.output_dir_bytes)
+    cgroups: _Cgroups | None = None
+    proc: subprocess.Popen | None = None
+    fds_to_close: list[int] = []
+    outcome = RunOutcome(exit_code=None)
+    try:
+        ctl_r, ctl_w = os.pipe()
+        status_r, status_w = os.pipe()
+        fds_to_close += [ctl_r, ctl_w, status_r, status_w]
+        job = dict(job, ctl_fd=ctl_r, status_fd=status_w, site=SITE_IN_SANDBOX,
+                   phases=[[{"index": i, "inputs": sorted(inp)} for i, inp in ph] for ph in phases])
+        (in_dir / "job.json").write_text(json.dumps(job))
+        (in_dir / "code.py").write_text(code, encoding="utf-8")
+        if phases:
+            _stage_inputs(in_dir, 0, phases[0])
+        seccomp_fd = seccomp.filter_fd()
+        fds_to_close.append(seccomp_fd)
+        cgroups = _Cgroups(env, limits)
+        argv = _bwrap_args(env, in_dir, out_dir, limits, seccomp_fd) + [
+            env.python, "-I", "-S", "-B", "/grader/runner.py", "/job/job.json",
+        ]
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env={},
+            pass_fds=(seccomp_fd, ctl_r, status_w),
+            preexec_fn=_set_limits(limits, cgroups.procs_files),
+        )
+        for fd in (seccomp_fd, ctl_r, status_w):  # the child has its copies
+            os.close(fd)
+            fds_to_close.remove(fd)
+        _supervise(proc, cgroups, limits, started, outcome, status_r, ctl_w, in_dir, out_dir, phases, collect)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+        if cgroups is not None:
+            cgroups.kill_all()
+        if proc is not None:
+            proc.wait()
+            outcome.exit_code = proc.returncode
+            if proc.stdout:
+                proc.stdout.close()
+        if cgroups is not None:
+            outcome.oom_killed = cgroups.oom_killed()
+            cpu = cgroups.cpu_seconds()
+            outcome.cpu_ms = None if cpu is None else int(cpu * 1000)
+            cgroups.remove()
+        for fd in fds_to_close:
+            os.close(fd)
+        try:
+            # Every process is gone: the outputs can no longer change under us.
+            if proc is not None and outcome.phases_collected < len(phases):
+                with OutputDir(str(out_dir)) as out:
+                    outcome.collected.append(collect(out, outcome.phases_collected))
+                outcome.phases_collected += 1
+        finally:
+            if mounted:
+                _umount(str(out_dir))
+            shutil.rmtree(job_dir, ignore_errors=True)
+            outcome.wall_ms = int((time.monotonic() - started) * 1000)
+    return outcome
+
+
+def _supervise(proc, cgroups, limits, started, outcome, status_r, ctl_w, in_dir, out_dir, phases, collect) -> None:
+    deadline = started + limits.wall_seconds
+    log_buf = bytearray()
+    status_buf = bytearray()
+    sel = selectors.DefaultSelector()
+    pidfd = os.pidfd_open(proc.pid)
+    try:
+        sel.register(pidfd, selectors.EVENT_READ, "exit")
+        sel.register(proc.stdout, selectors.EVENT_READ, "log")
+        sel.register(status_r, selectors.EVENT_READ, "status")
+        exited = False
+        while not exited:
+            now = time.monotonic()
+            if now >= deadline:
+                outcome.timed_out = True
+                break
+            cpu = cgroups.cpu_seconds()
+            if cpu is not None and cpu > limits.cpu_seconds:
+                outcome.cpu_exceeded = True
+                break
+            for key, _ in sel.select(timeout=min(0.1, deadline - now)):
+                if key.data == "exit":
+                    exited = True
+                    continue
+                fd = key.fileobj if isinstance(key.fileobj, int) else key.fileobj.fileno()
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                if key.data == "log":
+                    # Kept only for the server log, capped; never shown or trusted.
+                    log_buf += chunk[: max(0, 8192 - len(log_buf))]
+                    continue
+                status_buf += chunk[:64]
+                while b"\n" in status_buf:
+                    line, _, rest = bytes(status_buf).partition(b"\n")
+                    status_buf[:] = rest
+                    p = outcome.phases_collected
+                    if line == b"P%d" % p and p + 1 < len(phases):
+                        with OutputDir(str(out_dir)) as out:
+                            outcome.collected.append(collect(out, p))
+                        outcome.phases_collected += 1
+                        _stage_inputs(in_dir, p + 1, phases[p + 1])
+                        try:
+                            os.write(ctl_w, b"G")
+                        except OSError:
+                            pass
+                if len(status_buf) > 64:
+                    status_buf.clear()
+        if exited:
+            # Drain what is left of the log without waiting for stragglers.
+            try:
+                os.set_blocking(proc.stdout.fileno(), False)
+                chunk = proc.stdout.read(8192) or b""
+                log_buf += chunk[: max(0, 8192 - len(log_buf))]
+            except (OSError, ValueError, TypeError):
+                pass
+    finally:
+        sel.close()
+        os.close(pidfd)
+    outcome.log_tail = log_buf.decode("utf-8", errors="replace")
