@@ -63,5 +63,6 @@ fi
 say "Preparing the database, translations and the built-in course"
 .venv/bin/python manage.py migrate --noinput -v 0
 .venv/bin/python manage.py compilemessages -v 0 --ignore '.venv/*'
+.venv/bin/python manage.py collectstatic --noinput -v 0
 .venv/bin/python manage.py import_course courses/content/attention
 .venv/bin/python manage.py demo_accounts

@@ -1,0 +1,95 @@
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+
+# Playwright's sync API runs an event loop in the test thread; the Django ORM calls that the
+# tests make around it are still synchronous, so allow them.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture
+def mini_course_dir(tmp_path) -> Path:
+    """A writable copy of the small fixture course, for tests that edit course files."""
+    target = tmp_path / "mini"
+    shutil.copytree(FIXTURES / "mini", target)
+    return target
+
+
+@pytest.fixture
+def mini_course(db, mini_course_dir):
+    from courses.importer import import_course
+    from courses.models import Course
+
+    import_course(mini_course_dir)
+    return Course.objects.get(slug="mini")
+
+
+@pytest.fixture
+def make_user(db):
+    from django.contrib.auth.models import User
+
+    def make(username: str, password: str = "a-Long-passw0rd", **extra):
+        return User.objects.create_user(username=username, password=password, email=f"{username}@example.com", **extra)
+
+    return make
+
+
+@pytest.fixture
+def alice(make_user):
+    return make_user("alice")
+
+
+@pytest.fixture
+def bob(make_user):
+    return make_user("bob")
+
+
+@pytest.hookimpl(tryfirst=True, hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    # Keep each phase's report on the item so fixtures can see whether the test failed.
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"rep_{report.when}", report)
+
+
+# --- Browser tests: Playwright driving Debian's chromium ------------------------------------
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    if not Path("/usr/bin/chromium").exists():
+        pytest.fail("chromium is missing: run `make setup` as root or `apt-get install chromium`")
+    with sync_playwright() as playwright:
+        # launch() gives every run a fresh, temporary user-data dir.
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            headless=True,
+            args=[
+                "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run",
+            ],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(request, browser, live_server):
+    """A fresh browser context (its own cookies and storage); screenshot on failure."""
+    context = browser.new_context(locale="tr-TR", viewport={"width": 1100, "height": 900},
+                                  java_script_enabled=not request.node.get_closest_marker("nojs"))
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    page.base_url = live_server.url
+    yield page
+    failed = getattr(request.node, "rep_call", None)
+    if failed is not None and failed.failed:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+    context.close()
