@@ -57,6 +57,10 @@ CGROUP_GROUP = "dikkat-grader"
 CONTROLLERS = ("pids", "memory", "cpuacct")
 # bwrap itself, its init process inside the PID namespace, the runner.
 OVERHEAD_PIDS = 3
+HIDDEN_PROC_FILES = (
+    "kpagecount", "kpageflags", "kpagecgroup", "timer_list", "slabinfo",
+    "vmallocinfo", "pagetypeinfo", "kallsyms", "keys", "key-users", "sched_debug",
+)
 
 
 class SandboxUnavailable(RuntimeError):
@@ -276,6 +280,16 @@ def _bwrap_args(env: Environment, in_dir: Path, out_dir: Path, limits: Limits, s
         "--ro-bind", str(in_dir), "/job",
         "--bind", str(out_dir), "/out",
         "--proc", "/proc",
+    ]
+    # The sandbox user maps to the caller's uid (root when the grader runs as
+    # root) and bwrap does not cover /proc/sys then: without this, code inside
+    # could write host sysctls such as kernel.core_pattern.  Root-only files
+    # giving physical-memory or kernel details are hidden as well.
+    for name in HIDDEN_PROC_FILES:
+        if os.path.exists(f"/proc/{name}"):
+            a += ["--ro-bind", "/dev/null", f"/proc/{name}"]
+    a += [
+        "--remount-ro", "/proc",
         "--dev", "/dev",
         "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp",
         "--size", str(limits.tmpfs_bytes), "--tmpfs", "/dev/shm",
