@@ -1,0 +1,44 @@
+"""Settings: safe defaults, and `check --deploy` clean with production variables set."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PRODUCTION = {
+    "SECRET_KEY": "x7!" + "k" * 20 + "Qz-9_" + "m" * 30,
+    "ALLOWED_HOSTS": "dikkat.example.org",
+    "SECURE_COOKIES": "1",
+    "SECURE_SSL_REDIRECT": "1",
+    "SECURE_HSTS_SECONDS": "31536000",
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS": "1",
+    "SECURE_HSTS_PRELOAD": "1",
+    "STATIC_MANIFEST": "1",
+    "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+    "EMAIL_HOST": "smtp.example.org",
+}
+
+
+def manage(*args: str, env: dict) -> subprocess.CompletedProcess:
+    clean = {key: value for key, value in os.environ.items() if key not in {"DEBUG", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE"}}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env={**clean, **env},
+        capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_check_deploy_is_clean_with_production_variables(tmp_path):
+    result = manage("check", "--deploy", "--fail-level", "WARNING",
+                    env={**PRODUCTION, "DIKKAT_VAR_DIR": str(tmp_path)})
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_without_variables_debug_is_off_and_a_secret_key_is_generated_untracked(tmp_path):
+    script = "from django.conf import settings; print(settings.DEBUG, len(settings.SECRET_KEY))"
+    result = manage("shell", "-v", "0", "-c", script, env={"DIKKAT_VAR_DIR": str(tmp_path)})
+    assert result.stdout.split() == ["False", str(len((tmp_path / "secret_key").read_text().strip()))]
+    assert oct((tmp_path / "secret_key").stat().st_mode & 0o777) == "0o600"
+    tracked = subprocess.run(["git", "ls-files", "var"], cwd=ROOT, capture_output=True, text=True).stdout
+    assert tracked == ""
