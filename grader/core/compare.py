@@ -34,9 +34,14 @@ def fmt_shape(shape) -> str:
 
 
 def compare_result(
-    name: str, got: np.ndarray, expected: np.ndarray, spec: ExerciseSpec, hidden: bool
+    name: str, got: np.ndarray, expected: np.ndarray, spec: ExerciseSpec, hidden: bool,
+    key: str | None = None,
 ) -> Message | None:
-    """None when ``got`` matches ``expected``; otherwise the most useful single message."""
+    """None when ``got`` matches ``expected``; otherwise the most useful single message.
+
+    ``name`` is how the result is shown; ``key`` its name in the spec (defaults to ``name``).
+    """
+    key = key or name
     assert type(got) is np.ndarray and type(expected) is np.ndarray
     ek, gk = expected.dtype.kind, got.dtype.kind
     if ek == "b":
@@ -51,7 +56,7 @@ def compare_result(
             return Message(M.CASE_NOT_NUMERIC, {"result": name, "dtype": str(got.dtype)})
 
     if got.shape != expected.shape:
-        return shape_message(name, got.shape, expected.shape, spec.shape_names.get(name), hidden)
+        return shape_message(name, got.shape, expected.shape, spec.shape_names.get(key), hidden)
 
     if ek == "b":
         wrong = got != expected
@@ -78,7 +83,7 @@ def compare_result(
     if close.all():
         return None
 
-    if name in spec.row_sums and got.ndim >= 1 and gk != "c":
+    if key in spec.row_sums and got.ndim >= 1 and gk != "c":
         sums = got_f.sum(axis=-1)
         off = ~np.isclose(sums, 1.0, rtol=0, atol=max(ROW_SUM_TOL, spec.atol))
         if np.ndim(off) == 0:

@@ -319,11 +319,9 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
     tests: dict[int, CaseResult] = {}
     module = run.module_status
     stopped_at: int | None = None  # the case during which the program stopped
-    any_exception = False
-    any_memory = bool(outcome.oom_killed)
-    any_overflow = run.module_stdout_size > limits.output_bytes
     signum = outcome.signal
 
+    kinds: dict[int, str] = {}  # what went wrong per case: memory | timeout | output | error
     for index in run.order:
         case = cases[index]
         hidden = case.hidden and not author
@@ -336,29 +334,30 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
         if not crun.finished:
             if stopped_at is None:  # the first unfinished case is where the program stopped
                 stopped_at = index
-                if outcome.timed_out or outcome.cpu_exceeded:
-                    cr.message = Message(M.CASE_TIMEOUT)
+                if outcome.timed_out or outcome.cpu_exceeded or signum == signal_module.SIGXCPU:
+                    cr.message, kinds[index] = Message(M.CASE_TIMEOUT), "timeout"
                 elif outcome.oom_killed:
-                    cr.message = Message(M.CASE_MEMORY)
+                    cr.message, kinds[index] = Message(M.CASE_MEMORY), "memory"
+                elif signum == signal_module.SIGXFSZ:
+                    cr.message = Message(M.CASE_OUTPUT_LIMIT, {"limit": limits.output_bytes})
+                    kinds[index] = "output"
                 else:
-                    cr.message = Message(M.CASE_STOPPED)
+                    cr.message, kinds[index] = Message(M.CASE_STOPPED), "error"
             else:
                 cr.message = Message(M.CASE_NOT_RUN)
             continue
         if crun.stdout_size > limits.output_bytes:
-            any_overflow = True
             cr.message = Message(M.CASE_OUTPUT_LIMIT, {"limit": limits.output_bytes})
+            kinds[index] = "output"
             continue
         status = crun.status or {}
         if status.get("status") in ("exception", "exit", "memory"):
-            any_exception = any_exception or status["status"] != "memory"
-            any_memory = any_memory or status["status"] == "memory"
             if status["status"] == "memory":
-                cr.message = Message(M.CASE_MEMORY)
+                cr.message, kinds[index] = Message(M.CASE_MEMORY), "memory"
             elif status["status"] == "exit":
-                cr.message = Message(M.CASE_SYSTEM_EXIT)
+                cr.message, kinds[index] = Message(M.CASE_SYSTEM_EXIT), "error"
             else:
-                cr.message = exception_message(status, hidden, source_lines)
+                cr.message, kinds[index] = exception_message(status, hidden, source_lines), "error"
             continue
         # Judge the arrays themselves.
         message = None
@@ -374,7 +373,7 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
                 expected = ref.outputs.get(case.name, {}).get(name)
                 if expected is None:
                     raise RuntimeError(f"reference has no {name!r} for case {case.name!r}")
-                message = compare_result(shown, got, expected, spec, hidden)
+                message = compare_result(shown, got, expected, spec, hidden, key=name)
                 if message:
                     break
         if message is None and ref is not None and spec.compare_stdout:
@@ -389,43 +388,52 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
     visible_stdout = _visible_stdout(run, cases, limits.output_bytes, author)
     result = GradeResult(verdict=Verdict.FAILED, score=round(score, 6), tests=ordered,
                          stdout=visible_stdout, duration_ms=outcome.wall_ms)
-    stopped_name = cases[stopped_at].name if stopped_at is not None else None
+
+    # The verdict is the first thing that went wrong, in the order the cases ran.
+    first = next(((i, kinds[i]) for i in run.order if i in kinds), None)
+    if module is None and first is None and run.module_stdout_size > limits.output_bytes:
+        first = (None, "output")
+    if module is None and first is None and not ordered:
+        first = (None, "timeout" if outcome.timed_out or outcome.cpu_exceeded else "error")
+    case_name = cases[first[0]].name if first and first[0] is not None else "?"
 
     if ordered and all(t.passed for t in ordered):
         result.verdict = Verdict.PASSED
         result.message = Message(M.ALL_PASSED, {"count": len(ordered)})
-    elif outcome.timed_out or outcome.cpu_exceeded:
+    elif module is not None:
+        if module.get("status") == "memory" or outcome.oom_killed:
+            result.verdict = Verdict.MEMORY_LIMIT
+            result.message = Message(M.MEMORY_LIMIT, {"mb": limits.memory_mb})
+        else:
+            result.verdict = Verdict.ERROR
+            result.message = _module_message(module, spec, source_lines)
+    elif module is None and run.module_stdout_size == 0 and not run.cases and (outcome.timed_out or outcome.cpu_exceeded):
         result.verdict = Verdict.TIMEOUT
         seconds = limits.cpu_seconds if outcome.cpu_exceeded else limits.wall_seconds
-        if stopped_name is None and module is None and not run.cases:
-            result.message = Message(M.TIMEOUT_SETUP, {"seconds": _num(seconds)})
-        else:
-            msgid = M.TIMEOUT_CPU if outcome.cpu_exceeded else M.TIMEOUT_WALL
-            result.message = Message(msgid, {"seconds": _num(seconds), "case": stopped_name or "?"})
-    elif any_memory or (module or {}).get("status") == "memory":
+        result.message = Message(M.TIMEOUT_SETUP, {"seconds": _num(seconds)})
+    elif first is None:
+        result.message = Message(M.SOME_FAILED, {"passed": sum(t.passed for t in ordered), "total": len(ordered)})
+    elif first[1] == "timeout":
+        result.verdict = Verdict.TIMEOUT
+        cpu = outcome.cpu_exceeded or (signum == signal_module.SIGXCPU and not outcome.timed_out)
+        seconds = limits.cpu_seconds if cpu else limits.wall_seconds
+        result.message = Message(M.TIMEOUT_CPU if cpu else M.TIMEOUT_WALL, {"seconds": _num(seconds), "case": case_name})
+    elif first[1] == "memory":
         result.verdict = Verdict.MEMORY_LIMIT
         result.message = Message(M.MEMORY_LIMIT, {"mb": limits.memory_mb})
-    elif signum == signal_module.SIGXCPU:
-        result.verdict = Verdict.TIMEOUT
-        result.message = Message(M.TIMEOUT_CPU, {"seconds": _num(limits.cpu_seconds), "case": stopped_name or "?"})
-    elif any_overflow or signum == signal_module.SIGXFSZ:
+    elif first[1] == "output":
         result.verdict = Verdict.OUTPUT_LIMIT
         result.message = Message(M.OUTPUT_LIMIT, {"limit": limits.output_bytes})
-    elif module is not None:
-        result.verdict = Verdict.ERROR
-        result.message = _module_message(module, spec, source_lines)
-    elif stopped_name is not None:
-        result.verdict = Verdict.ERROR
-        if signum is not None:
-            result.message = Message(M.KILLED_BY_SIGNAL, {"signal": _signal_name(signum), "case": stopped_name})
-        else:
-            result.message = Message(M.EXITED_EARLY, {"case": stopped_name})
-    elif any_exception:
-        result.verdict = Verdict.ERROR
-        errors = sum(1 for t in ordered if not t.passed and t.message and t.message.msgid in _EXCEPTION_IDS)
-        result.message = Message(M.ERROR_IN_CASES, {"count": errors, "total": len(ordered)})
     else:
-        result.message = Message(M.SOME_FAILED, {"passed": sum(t.passed for t in ordered), "total": len(ordered)})
+        result.verdict = Verdict.ERROR
+        if first[0] is not None and first[0] == stopped_at:
+            if signum is not None:
+                result.message = Message(M.KILLED_BY_SIGNAL, {"signal": _signal_name(signum), "case": case_name})
+            else:
+                result.message = Message(M.EXITED_EARLY, {"case": case_name})
+        else:
+            errors = sum(1 for k in kinds.values() if k == "error")
+            result.message = Message(M.ERROR_IN_CASES, {"count": errors, "total": len(ordered)})
     return result
 
 

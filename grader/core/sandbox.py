@@ -478,7 +478,7 @@ def run_sandboxed(
     """
     env = environment()
     started = time.monotonic()
-    job_dir = Path(tempfile.mkdtemp(prefix="job-", dir=work_root()))
+    job_dir = Path(tempfile.mkdtemp(prefix=f"job-{os.getpid()}-", dir=work_root()))
     in_dir, out_dir = job_dir / "in", job_dir / "out"
     in_dir.mkdir()
     out_dir.mkdir(mode=0o700)

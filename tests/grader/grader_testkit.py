@@ -1,0 +1,170 @@
+"""Helpers shared by the grader tests (plain module: importable from every test file)."""
+
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import socket
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from grader.core import (
+    GradeResult,
+    Limits,
+    Verdict,
+    build_cases,
+    grade,
+    parse_spec,
+    run_reference,
+)
+from grader.core import sandbox as sandbox_module
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SECRET = "s3cr3t-dikkat-7f1c"
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+# Files an attack tries to create on the host; none may ever exist.
+MARKERS = [PROJECT_ROOT / "PWNED-by-grader-test", Path("/tmp/PWNED-by-grader-test")]
+
+
+@dataclasses.dataclass
+class Exercise:
+    dir: Path
+    spec: object
+    cases: list
+    ref: object
+    solution: str
+
+    def grade(self, source, **kwargs) -> GradeResult:
+        return grade(source, self.spec, self.cases, self.ref, **kwargs)
+
+    def with_limits(self, **limits) -> "Exercise":
+        spec = dataclasses.replace(self.spec, limits=Limits(**limits))
+        return dataclasses.replace(self, spec=spec)
+
+    def case(self, name):
+        return next(c for c in self.cases if c.name == name)
+
+
+def load_exercise(tmp_root: Path, name: str) -> Exercise:
+    os.environ["DIKKAT_TEST_SECRET"] = SECRET
+    # A private copy with a secret planted next to the solution: the sandbox must not see it.
+    exdir = tmp_root / name
+    shutil.copytree(FIXTURES / name, exdir)
+    (exdir / "secret.txt").write_text(SECRET)
+    spec = parse_spec(tomllib.loads((exdir / "exercise.toml").read_text()))
+    cases = build_cases(spec, exdir)
+    solution = (exdir / "solution.py").read_text()
+    ref = run_reference(solution, spec, cases)
+    return Exercise(exdir, spec, cases, ref, solution)
+
+
+
+
+
+
+
+
+
+
+
+def _ours(pid: str) -> bool:
+    """Started by this test process: a descendant, or in one of its run cgroups."""
+    me = os.getpid()
+    try:
+        if f"/run-{me}-" in Path(f"/proc/{pid}/cgroup").read_text():
+            return True
+        while pid not in ("0", "1"):
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            pid = stat.rsplit(")", 1)[1].split()[1]
+            if pid == str(me):
+                return True
+    except OSError:
+        pass
+    return False
+
+
+def _runner_processes() -> list[int]:
+    # Other developers may grade concurrently on this machine: only count ours.
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if (b"/grader/runner.py" in cmdline or b"bwrap" in cmdline) and _ours(entry):
+                pids.append(int(entry))
+    return pids
+
+
+def _children() -> list[int]:
+    kids = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        try:
+            kids += [int(p) for p in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return kids
+
+
+def _snapshot(paths) -> dict:
+    state = {}
+    for root in paths:
+        if root.is_dir():
+            for p in root.iterdir():
+                st = p.lstat()
+                state[str(p)] = (st.st_mtime_ns, st.st_size)
+    return state
+
+
+class HostGuard:
+    """Watches the host around an attack: network, processes, cgroups, files."""
+
+    def __init__(self, watch: list[Path]):
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        self.listener.setblocking(False)
+        self.port = self.listener.getsockname()[1]
+        self.watch = watch
+        self.before = _snapshot(watch)
+
+    def check(self) -> None:
+        with pytest.raises(BlockingIOError):
+            conn, _ = self.listener.accept()
+            conn.close()
+        assert _runner_processes() == [], "sandbox processes survived"
+        assert _children() == [], "the grader left child processes (or zombies)"
+        env = sandbox_module.environment()
+        for parent in env.cgroup_parents.values():
+            mine = [p.name for p in parent.iterdir() if p.name.startswith(f"run-{os.getpid()}-")]
+            assert mine == [], f"cgroup left in {parent}"
+        jobs = [p for p in sandbox_module.work_root().iterdir() if p.name.startswith(f"job-{os.getpid()}-")]
+        assert jobs == [], "job directory left behind"
+        assert _snapshot(self.watch) == self.before, "host files changed"
+        for name in ("numpy.py", "sitecustomize.py", "usercustomize.py"):
+            assert not (Path("/tmp") / name).exists()
+            assert not (Path.cwd() / name).exists()
+        assert os.environ.get("DIKKAT_TEST_SECRET") == SECRET
+        for marker in MARKERS:
+            assert not marker.exists(), f"{marker} was written from inside the sandbox"
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+
+
+
+def dump(result: GradeResult) -> str:
+    return json.dumps(result.to_dict(), ensure_ascii=False)
+
+
+def assert_next_run_passes(ex: Exercise) -> None:
+    result = ex.grade(ex.solution)
+    assert result.verdict == Verdict.PASSED, dump(result)

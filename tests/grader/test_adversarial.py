@@ -1,0 +1,660 @@
+"""Hostile submissions: each must get the right verdict, leave the host untouched,
+and a correct submission graded right after must still pass."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from grader.core import Verdict
+from grader.core import messages as M
+from grader.core.sandbox import environment
+
+from grader_testkit import MARKERS, PROJECT_ROOT, SECRET, assert_next_run_passes, dump
+
+pytestmark = pytest.mark.sandbox
+
+
+def correct_as(name: str, solution: str) -> str:
+    """The reference solution renamed, so that an attack can delegate to it."""
+    return solution.replace("def attention(", f"def {name}(")
+
+
+def attack(ex, body: str) -> str:
+    """A submission: the correct helper, then ``body`` (which defines attention)."""
+    return correct_as("_correct", ex.solution) + "\n" + body
+
+
+def run_attack(ex, host, body, **kwargs):
+    result = ex.grade(attack(ex, body), **kwargs)
+    host.check()
+    assert_next_run_passes(ex)
+    host.check()
+    return result
+
+
+# --- processes ---------------------------------------------------------------
+
+def test_fork_bomb_is_contained_and_next_run_passes(strict, host):
+    result = run_attack(strict, host, """
+import os
+def attention(Q, K, V, mask=None):
+    while True:
+        try:
+            os.fork()
+        except OSError:
+            pass
+""")
+    assert result.verdict == Verdict.TIMEOUT, dump(result)
+    assert result.message.params["case"] == "ornek"
+
+
+def test_thread_bomb_is_contained_and_next_run_passes(strict, host):
+    result = run_attack(strict, host, """
+import threading, time
+def attention(Q, K, V, mask=None):
+    while True:
+        threading.Thread(target=time.sleep, args=(100,)).start()
+""")
+    assert result.verdict in (Verdict.ERROR, Verdict.MEMORY_LIMIT), dump(result)
+    assert not result.tests[0].passed
+
+
+def test_python_memory_bomb_gives_memory_limit(strict, host):
+    result = run_attack(strict, host, """
+def attention(Q, K, V, mask=None):
+    hoard = []
+    while True:
+        hoard.append(bytearray(10_000_000))
+""")
+    assert result.verdict == Verdict.MEMORY_LIMIT, dump(result)
+    assert result.message.msgid == M.MEMORY_LIMIT
+    assert result.message.params["mb"] == 256
+
+
+def test_numpy_memory_bomb_gives_memory_limit(strict, host):
+    result = run_attack(strict, host, """
+import numpy as np
+def attention(Q, K, V, mask=None):
+    return np.ones((1 << 31,)) @ np.ones((1 << 31,))
+""")
+    assert result.verdict == Verdict.MEMORY_LIMIT, dump(result)
+
+
+def test_memory_spread_over_forked_children_is_stopped_by_the_cgroup(strict, host):
+    if "memory" not in environment().cgroup_parents:
+        pytest.skip("no memory cgroup on this host")
+    result = run_attack(strict, host, """
+import os, numpy as np
+def attention(Q, K, V, mask=None):
+    for _ in range(6):
+        if os.fork() == 0:
+            block = np.ones(200 * 1024 * 1024 // 8)  # touched pages, below RLIMIT_AS
+            import time; time.sleep(30)
+    block = np.ones(200 * 1024 * 1024 // 8)
+    os.wait()
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict in (Verdict.MEMORY_LIMIT, Verdict.TIMEOUT), dump(result)
+
+
+def test_infinite_loop_times_out_and_names_the_case(strict, host):
+    result = run_attack(strict, host, """
+def attention(Q, K, V, mask=None):
+    while True:
+        pass
+""")
+    assert result.verdict == Verdict.TIMEOUT, dump(result)
+    assert result.message.msgid in (M.TIMEOUT_CPU, M.TIMEOUT_WALL)
+    assert result.message.params["case"] == "ornek"
+    assert result.tests[0].message.msgid == M.CASE_TIMEOUT
+    assert all(t.message.msgid == M.CASE_NOT_RUN for t in result.tests[1:])
+
+
+def test_sleeping_forever_is_killed_at_the_wall_limit(strict, host):
+    result = run_attack(strict, host, """
+import time
+def attention(Q, K, V, mask=None):
+    time.sleep(3600)
+""")
+    assert result.verdict == Verdict.TIMEOUT, dump(result)
+    assert result.message.msgid == M.TIMEOUT_WALL
+    assert result.duration_ms < 5000
+
+
+def test_code_ignoring_signals_is_still_killed(strict, host):
+    result = run_attack(strict, host, """
+import signal, time
+for s in (signal.SIGTERM, signal.SIGXCPU, signal.SIGINT, signal.SIGHUP, signal.SIGXFSZ):
+    signal.signal(s, signal.SIG_IGN)
+def attention(Q, K, V, mask=None):
+    while True:
+        time.sleep(0.001)
+""")
+    assert result.verdict == Verdict.TIMEOUT, dump(result)
+
+
+def test_hanging_hidden_case_is_named_and_earlier_cases_keep_results(strict, host):
+    result = run_attack(strict, host, """
+def attention(Q, K, V, mask=None):
+    if mask is not None and Q.shape == (4, 3):   # only the hidden 'maskeli' case
+        while True:
+            pass
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict == Verdict.TIMEOUT, dump(result)
+    assert result.message.params["case"] == "maskeli"
+    by_name = {t.name: t for t in result.tests}
+    for name in ("ornek", "maskeli-ornek", "rastgele", "kare", "toplu"):
+        assert by_name[name].passed, name
+    assert by_name["maskeli"].message.msgid == M.CASE_TIMEOUT
+    assert by_name["buyuk"].message.msgid == M.CASE_NOT_RUN
+    assert 0 < result.score < 1
+
+
+def test_killing_parent_pid_1_and_the_host_fails_harmlessly(strict, host):
+    # Inside its PID namespace the sandbox's init ignores signals from its own
+    # namespace and host processes do not exist, so every kill is a no-op.
+    result = run_attack(strict, host, f"""
+import os, signal
+def attention(Q, K, V, mask=None):
+    for pid in (os.getppid(), 1, -1, {os.getpid()}, {os.getppid()}):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict == Verdict.PASSED, dump(result)
+
+
+def test_daemonized_orphan_does_not_survive(strict, host):
+    result = run_attack(strict, host, """
+import os, time
+def attention(Q, K, V, mask=None):
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            while True:
+                time.sleep(0.05)
+        os._exit(0)
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict == Verdict.PASSED, dump(result)
+
+
+def test_lingering_threads_do_not_hold_the_run(strict, host):
+    result = run_attack(strict, host, """
+import threading, time
+def attention(Q, K, V, mask=None):
+    threading.Thread(target=time.sleep, args=(3600,)).start()
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict == Verdict.PASSED, dump(result)
+    assert result.duration_ms < 2000
+
+
+def test_ctypes_segfault_is_an_error_naming_the_signal(strict, host):
+    result = run_attack(strict, host, """
+import ctypes
+def attention(Q, K, V, mask=None):
+    ctypes.string_at(0)
+""")
+    assert result.verdict == Verdict.ERROR, dump(result)
+    assert result.message.msgid == M.KILLED_BY_SIGNAL
+    assert result.message.params == {"signal": "SIGSEGV", "case": "ornek"}
+
+
+BODY_RECURSION = """
+def attention(Q, K, V, mask=None):
+    return attention(Q, K, V, mask)
+"""
+
+
+def test_unbounded_recursion_is_an_error_with_the_line(strict, host):
+    result = run_attack(strict, host, BODY_RECURSION)
+    assert result.verdict == Verdict.ERROR, dump(result)
+    first = result.tests[0].message
+    assert first.params["exc_type"] == "RecursionError"
+    lines = attack(strict, BODY_RECURSION).splitlines()
+    assert first.params["line"] == lines.index("    return attention(Q, K, V, mask)") + 1
+
+
+# --- output and disk ---------------------------------------------------------
+
+def test_output_flood_gives_output_limit(strict, host):
+    result = run_attack(strict, host, """
+import sys
+def attention(Q, K, V, mask=None):
+    while True:
+        sys.stdout.write("x" * 65536)
+""")
+    assert result.verdict == Verdict.OUTPUT_LIMIT, dump(result)
+    assert len(result.stdout) <= strict.spec.limits.output_bytes
+
+
+def test_filling_tmp_shm_and_cwd_is_contained(strict, host):
+    result = run_attack(strict, host, """
+import os
+def fill(directory):
+    block = b"x" * (1 << 20)
+    try:
+        for i in range(1000):
+            with open(os.path.join(directory, f"fill{i}"), "wb") as f:
+                f.write(block)
+    except OSError:
+        return
+    raise AssertionError(f"{directory} took 1000 MiB")
+def attention(Q, K, V, mask=None):
+    for d in ("/tmp", "/dev/shm", os.getcwd()):
+        fill(d)
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict == Verdict.PASSED, dump(result)
+
+
+def test_writing_into_the_project_or_site_packages_fails(strict, host):
+    targets = [str(MARKERS[0]), str(PROJECT_ROOT / "grader" / "core" / "grade.py")]
+    result = run_attack(strict, host, f"""
+import os, numpy
+def attention(Q, K, V, mask=None):
+    targets = {targets!r} + [numpy.__file__, os.path.join(os.path.dirname(numpy.__file__), "evil.py"),
+                              "/grader/runner.py", "/job/code.py", "/usr/lib/evil"]
+    for path in targets:
+        try:
+            with open(path, "a") as f:
+                f.write("pwned")
+        except OSError:
+            continue
+        raise AssertionError("wrote " + path)
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict == Verdict.PASSED, dump(result)
+
+
+def test_planted_numpy_and_sitecustomize_do_not_reach_the_next_run(strict, host):
+    plant = """
+import os
+def attention(Q, K, V, mask=None):
+    for d in ("/tmp", os.getcwd(), os.path.expanduser("~")):
+        for name in ("numpy.py", "sitecustomize.py", "usercustomize.py"):
+            with open(os.path.join(d, name), "w") as f:
+                f.write("raise SystemExit('hijacked')")
+    return _correct(Q, K, V, mask)
+"""
+    assert run_attack(strict, host, plant).verdict == Verdict.PASSED
+    check = """
+import os
+def attention(Q, K, V, mask=None):
+    for d in ("/tmp", os.getcwd()):
+        for name in ("numpy.py", "sitecustomize.py"):
+            assert not os.path.exists(os.path.join(d, name)), "leftover from the last run"
+    return _correct(Q, K, V, mask)
+"""
+    result = run_attack(strict, host, check)
+    assert result.verdict == Verdict.PASSED, dump(result)
+
+
+def test_writing_host_sysctls_through_proc_is_refused(strict, host):
+    result = run_attack(strict, host, """
+def attention(Q, K, V, mask=None):
+    for path in ("/proc/sys/kernel/core_pattern", "/proc/sys/vm/drop_caches", "/proc/sysrq-trigger"):
+        try:
+            with open(path, "w") as f:
+                f.write("|/bin/false")
+        except OSError:
+            continue
+        raise AssertionError("wrote " + path)
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict == Verdict.PASSED, dump(result)
+
+
+# --- isolation ---------------------------------------------------------------
+
+def test_network_connect_fails_and_listener_receives_nothing(strict, host):
+    result = run_attack(strict, host, f"""
+import socket
+def attention(Q, K, V, mask=None):
+    for family, addr in ((socket.AF_INET, ("127.0.0.1", {host.port})), (socket.AF_UNIX, "/tmp/x")):
+        try:
+            s = socket.socket(family, socket.SOCK_STREAM)
+            s.settimeout(0.5)
+            s.connect(addr)
+        except OSError:
+            continue
+        raise AssertionError("connected")
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict == Verdict.PASSED, dump(result)
+
+
+def test_secrets_environment_database_and_solution_are_not_readable(strict, host):
+    paths = [
+        str(strict.dir / "secret.txt"), str(strict.dir / "solution.py"), str(strict.dir),
+        str(PROJECT_ROOT / "config" / "settings.py"), str(PROJECT_ROOT / "db.sqlite3"),
+        str(PROJECT_ROOT / "var"), str(PROJECT_ROOT / ".secret_key"), str(PROJECT_ROOT),
+        str(PROJECT_ROOT / "tests" / "grader" / "fixtures" / "attention" / "solution.py"),
+        "/root/.bash_history", "/root/.ssh", "/etc/passwd", "/etc/shadow", "/home",
+    ]
+    result = run_attack(strict, host, f"""
+import os, glob
+def attention(Q, K, V, mask=None):
+    found = []
+    if any({SECRET!r} in v for v in os.environ.values()):
+        found.append("environ")
+    for path in {paths!r}:
+        try:
+            if os.path.isdir(path):
+                found.append(path + ":" + ",".join(os.listdir(path)))
+            else:
+                with open(path, "rb") as f:
+                    found.append(path + ":" + f.read(200).decode(errors="replace"))
+        except OSError:
+            pass
+    for env in glob.glob("/proc/*/environ"):
+        try:
+            if {SECRET!r}.encode() in open(env, "rb").read():
+                found.append(env)
+        except OSError:
+            pass
+    if found:
+        print(found)
+        raise RuntimeError(repr(found))
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict == Verdict.PASSED, dump(result)
+    assert SECRET not in dump(result)
+
+
+def test_other_processes_are_invisible_in_proc(strict, host):
+    result = run_attack(strict, host, """
+import os
+def attention(Q, K, V, mask=None):
+    pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+    assert pids == [1, 2], pids
+    for pid in pids:
+        cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+        assert b"pytest" not in cmd, cmd
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict == Verdict.PASSED, dump(result)
+
+
+def test_raising_rlimits_and_dangerous_syscalls_are_refused(strict, host):
+    result = run_attack(strict, host, """
+import ctypes, os, resource
+libc = ctypes.CDLL(None, use_errno=True)
+def attention(Q, K, V, mask=None):
+    for limit in (resource.RLIMIT_CPU, resource.RLIMIT_AS, resource.RLIMIT_FSIZE):
+        soft, hard = resource.getrlimit(limit)
+        try:
+            resource.setrlimit(limit, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        except (ValueError, OSError):
+            pass
+        else:
+            raise AssertionError(f"raised rlimit {limit}")
+    assert libc.ptrace(16, 1, 0, 0) == -1          # PTRACE_ATTACH to pid 1
+    assert libc.unshare(0x10000000) == -1          # CLONE_NEWUSER
+    assert libc.mount(b"none", b"/tmp", b"tmpfs", 0, None) == -1
+    assert libc.syscall(321, 0, 0, 0) == -1        # bpf
+    assert libc.syscall(425, 1, 0) == -1           # io_uring_setup
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict == Verdict.PASSED, dump(result)
+
+
+# --- lying about results -----------------------------------------------------
+
+def test_monkeypatching_numpy_comparisons_does_not_pass_wrong_answers(strict, host):
+    result = run_attack(strict, host, """
+import numpy as np, numpy.testing
+for name in ("allclose", "isclose", "array_equal", "array_equiv", "equal", "isfinite", "all"):
+    setattr(np, name, lambda *a, **k: True)
+np.testing.assert_allclose = lambda *a, **k: None
+def attention(Q, K, V, mask=None):
+    return np.zeros((Q.shape[0], V.shape[-1]))
+""")
+    assert result.verdict == Verdict.FAILED, dump(result)
+    assert result.score == 0
+
+
+def test_ndarray_subclass_with_lying_eq_fails(strict, host):
+    result = run_attack(strict, host, """
+import numpy as np
+class Liar(np.ndarray):
+    def __eq__(self, other): return True
+    def __array__(self, *a, **k): return self
+def attention(Q, K, V, mask=None):
+    return _correct(Q, K, V, mask).view(Liar)
+""")
+    assert result.verdict == Verdict.FAILED, dump(result)
+    assert result.tests[0].message.msgid == M.CASE_SUBCLASS
+
+
+def test_object_dtype_result_fails_with_a_message(strict, host):
+    result = run_attack(strict, host, """
+import numpy as np
+def attention(Q, K, V, mask=None):
+    return np.array(_correct(Q, K, V, mask), dtype=object)
+""")
+    assert result.verdict == Verdict.FAILED, dump(result)
+    assert result.tests[0].message.msgid == M.CASE_OBJECT_DTYPE
+
+
+def test_pickle_payload_in_the_output_directory_is_never_unpickled(strict, host):
+    marker = MARKERS[1]
+    result = run_attack(strict, host, f"""
+import os, numpy as np
+class Evil:
+    def __reduce__(self):
+        return (os.system, ("touch {marker}",))
+def attention(Q, K, V, mask=None):
+    for i in range(10):
+        try:
+            np.save(f"/out/case-{{i:03d}}.return.npy", np.array([Evil()], dtype=object), allow_pickle=True)
+        except OSError:
+            pass
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict in (Verdict.FAILED, Verdict.ERROR), dump(result)
+    assert not marker.exists()
+    assert all(not t.passed for t in result.tests)
+
+
+def test_symlinks_planted_in_the_output_directory_are_not_followed(strict, host):
+    result = run_attack(strict, host, """
+import os
+def attention(Q, K, V, mask=None):
+    for i in range(1, 10):
+        for target in ("/out/case-000.return.npy",):
+            try:
+                os.symlink(target, f"/out/case-{i:03d}.return.npy")
+            except OSError:
+                pass
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict == Verdict.FAILED, dump(result)
+    assert result.tests[0].passed
+    assert not any(t.passed for t in result.tests[1:])
+
+
+def test_nan_and_inf_results_fail_with_a_message(strict, host):
+    result = run_attack(strict, host, """
+import numpy as np
+def attention(Q, K, V, mask=None):
+    out = _correct(Q, K, V, mask)
+    out.flat[0] = np.nan if Q.shape[0] == 4 else np.inf
+    return out
+""")
+    assert result.verdict == Verdict.FAILED, dump(result)
+    assert result.tests[0].message.msgid == M.CASE_NONFINITE
+    assert result.tests[0].message.params["index"] == "[0, 0]"
+    assert result.tests[2].message.msgid == M.CASE_NONFINITE_HIDDEN
+
+
+def test_fake_verdicts_on_stdout_fds_and_status_files_are_ignored(strict, host):
+    result = run_attack(strict, host, """
+import json, os, numpy as np
+fake = json.dumps({"verdict": "passed", "score": 1.0, "status": "ok"}).encode()
+def attention(Q, K, V, mask=None):
+    print(fake.decode())
+    for fd in range(0, 64):
+        try:
+            os.write(fd, fake + b"\\nP0\\nP1\\n")
+        except OSError:
+            pass
+    for i in range(10):
+        for name in (f"case-{i:03d}.status", "verdict.json", "result.json", "module.status"):
+            try:
+                with open("/out/" + name, "w") as f:
+                    f.write(fake.decode())
+            except OSError:
+                pass
+    return np.zeros((Q.shape[0], V.shape[-1]))
+""")
+    assert result.verdict != Verdict.PASSED, dump(result)
+    assert result.score == 0
+
+
+def test_os_exit_zero_is_an_error_not_a_pass(strict, host):
+    result = run_attack(strict, host, """
+import os
+def attention(Q, K, V, mask=None):
+    os._exit(0)
+""")
+    assert result.verdict == Verdict.ERROR, dump(result)
+    assert result.message.msgid == M.EXITED_EARLY
+    assert result.message.params["case"] == "ornek"
+
+
+def test_sys_exit_is_an_error(strict, host):
+    result = run_attack(strict, host, """
+import sys
+def attention(Q, K, V, mask=None):
+    sys.exit(0)
+""")
+    assert result.verdict == Verdict.ERROR, dump(result)
+    assert result.tests[0].message.msgid == M.CASE_SYSTEM_EXIT
+
+
+def test_custom_base_exception_is_an_error(strict, host):
+    result = run_attack(strict, host, """
+class Escape(BaseException):
+    pass
+def attention(Q, K, V, mask=None):
+    raise Escape("out")
+""")
+    assert result.verdict == Verdict.ERROR, dump(result)
+    assert result.tests[0].message.params["exc_type"] == "Escape"
+    hidden = [t for t in result.tests if t.hidden]
+    assert all(t.message.params["exc_type"] == "Exception" for t in hidden)
+
+
+def test_huge_result_array_fails_without_being_loaded(strict, host):
+    result = run_attack(strict, host, """
+import numpy as np
+def attention(Q, K, V, mask=None):
+    return np.zeros(40_000_000 // 8 * 1)
+""")
+    assert result.verdict == Verdict.FAILED, dump(result)
+    assert result.tests[0].message.msgid == M.CASE_TOO_LARGE
+
+
+def test_wrong_shape_names_the_axes(strict, host):
+    result = run_attack(strict, host, """
+def attention(Q, K, V, mask=None):
+    return _correct(Q, K, V, mask).T
+""")
+    assert result.verdict == Verdict.FAILED, dump(result)
+    msg = result.tests[0].message
+    assert msg.msgid == M.CASE_SHAPE_NAMED
+    assert msg.render() == "attention(...) has the wrong shape: expected (n_q, d_v) = (4, 3), got (3, 4)."
+    hidden = next(t for t in result.tests if t.name == "rastgele").message
+    assert hidden.msgid == M.CASE_SHAPE_HIDDEN_AXIS
+    assert not any(ch.isdigit() for ch in hidden.render())
+
+
+def test_complex_and_bool_results_fail_with_messages(strict, host):
+    result = run_attack(strict, host, """
+import numpy as np
+def attention(Q, K, V, mask=None):
+    out = _correct(Q, K, V, mask)
+    return out.astype(complex) if Q.shape[0] == 4 else out > 0
+""")
+    assert result.verdict == Verdict.FAILED, dump(result)
+    assert result.tests[0].message.msgid == M.CASE_COMPLEX
+    assert result.tests[1].message.msgid == M.CASE_BOOL
+
+
+# --- hidden cases stay hidden ------------------------------------------------
+
+def test_hidden_inputs_cannot_be_exfiltrated(strict, host):
+    """Exception text, custom exception names, prints and late writes to the visible
+    case's files must not carry hidden inputs into the feedback."""
+    result = run_attack(strict, host, """
+import os, threading, time
+calls = []
+def leak(text):
+    for path in ("/out/case-000.stdout", "/out/module.stdout"):
+        try:
+            with open(path, "a") as f:
+                f.write(text)
+        except OSError:
+            pass
+def attention(Q, K, V, mask=None):
+    calls.append(1)
+    if len(calls) <= 2:                      # the visible cases run first
+        threading.Thread(target=lambda: [leak("LEAK-late"), time.sleep(0.01)] and None, daemon=True)
+        return _correct(Q, K, V, mask)
+    text = "LEAK" + repr(Q.tolist())
+    print(text)
+    leak(text)
+    if os.path.exists("/job"):
+        for root, dirs, files in os.walk("/job"):
+            leak("LEAK" + repr(files))
+    raise type("LEAK" + str(Q.shape[0]), (Exception,), {})(text)
+""")
+    assert result.verdict == Verdict.ERROR, dump(result)
+    assert "LEAK" not in dump(result)
+    assert [t.passed for t in result.tests[:2]] == [True, True]
+
+
+def test_hidden_inputs_are_absent_while_visible_cases_run(strict, host):
+    result = run_attack(strict, host, """
+import os
+def attention(Q, K, V, mask=None):
+    files = [f for root, dirs, fs in os.walk("/job") for f in fs if f.endswith(".npy")]
+    if len(files) > 7:   # the visible cases' inputs only: Q, K, V + Q, K, V, mask
+        raise AssertionError(files)
+    return _correct(Q, K, V, mask)
+""", only_visible=True)
+    assert result.verdict == Verdict.PASSED, dump(result)
+    assert [t.name for t in result.tests] == ["ornek", "maskeli-ornek"]
+
+
+# --- rejected sources --------------------------------------------------------
+
+@pytest.mark.parametrize("source, msgid", [
+    ("def attention(Q, K, V, mask=None):\x00\n    return Q\n", M.SOURCE_NUL),
+    (b"def attention(Q, K, V, mask=None):\n    return '\xff'\n", M.SOURCE_NOT_UTF8),
+    ("x = 1\n" * 20000, M.SOURCE_TOO_LARGE),
+    ("   \n\t\n", M.SOURCE_EMPTY),
+])
+def test_bad_sources_are_rejected_without_counting(strict, source, msgid):
+    result = strict.grade(source)
+    assert result.verdict == Verdict.REJECTED
+    assert result.message.msgid == msgid
+    assert not result.counts_as_attempt
+    assert result.tests == []
+
+
+def test_syntax_error_is_an_error_with_the_line(strict):
+    result = strict.grade("import numpy as np\n\ndef attention(Q, K, V, mask=None)\n    return Q\n")
+    assert result.verdict == Verdict.ERROR
+    assert result.message.msgid == M.SYNTAX_ERROR
+    assert result.message.params["line"] == 3
+    assert result.counts_as_attempt
