@@ -27,7 +27,7 @@ SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 FRONT_MATTER = "+++"
 COURSE_KEYS = {"slug", "title", "summary", "description", "enrollment", "enrollment_code", "score_policy"}
 LESSON_KEYS = {"slug", "title", "order", "summary"}
-EXERCISE_KEYS = {"slug", "title", "order", "prompt", "reveal"}  # plus the grader's keys
+EXERCISE_KEYS = {"slug", "title", "order", "prompt", "reveal", "misconceptions"}  # plus the grader's keys
 MAX_SOURCE_BYTES = 64 * 1024
 
 
@@ -71,6 +71,8 @@ class ExerciseSource:
     content_hash: str
     directory: Path
     file: str
+    # Known-wrong variants: {"tag", "hint_html", "file", "line", "source"}.
+    misconceptions: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -359,6 +361,7 @@ class _Loader:
             self.problem(path, doc.line_of("reveal"), f"reveal: {exc}")
             reveal = {}
         spec = {key: value for key, value in doc.data.items() if key not in EXERCISE_KEYS}
+        misconceptions = self.load_misconceptions(doc, folder)
         return ExerciseSource(
             slug=self.slug(doc),
             title=self.string(doc, ("title",), required=True),
@@ -371,7 +374,37 @@ class _Loader:
             content_hash=folder_hash(folder),
             directory=folder,
             file=self.rel(path),
+            misconceptions=misconceptions,
         )
+
+    def load_misconceptions(self, doc: TomlSource, folder: Path) -> list[dict]:
+        entries = doc.data.get("misconceptions", [])
+        if not isinstance(entries, list):
+            self.problem(doc.path, doc.line_of("misconceptions"), "misconceptions must be [[misconceptions]] tables")
+            return []
+        out, tags = [], set()
+        for index, entry in enumerate(entries):
+            keys = ("misconceptions", index)
+            line = doc.line_of(*keys)
+            if not isinstance(entry, dict):
+                self.problem(doc.path, line, "each misconception must be a table")
+                continue
+            self.unknown_keys(doc, entry, {"tag", "file", "hint"}, keys)
+            tag = self.string(doc, keys + ("tag",), required=True)
+            file = self.string(doc, keys + ("file",), required=True)
+            hint = self.string(doc, keys + ("hint",), required=True)
+            if tag in tags:
+                self.problem(doc.path, line, f"duplicate misconception tag {tag!r}")
+            tags.add(tag)
+            variant = (folder / file).resolve()
+            if not file or folder.resolve() not in variant.parents or not variant.is_file():
+                self.problem(doc.path, doc.line_of(*keys, "file"), f"variant file {file!r} is missing (it must be inside the exercise folder)")
+                continue
+            out.append({
+                "tag": tag, "file": file, "line": line, "source": variant.read_text(encoding="utf-8"),
+                "hint_html": self.render(doc, doc.path, hint, doc.line_of(*keys, "hint")),
+            })
+        return out
 
     def check_duplicates(self) -> None:
         lessons: dict[str, str] = {}

@@ -252,3 +252,39 @@ class LessonProgress(models.Model):
         if not created:
             cls.objects.filter(pk=progress.pk).update(last_visited_at=now)
         return progress
+
+
+class AttemptQuerySet(models.QuerySet):
+    def answers(self):
+        return self.filter(kind=Attempt.Kind.ANSWER)
+
+
+class Attempt(models.Model):
+    """One answer to a question (or one press of "Cevabı göster"), kept forever."""
+
+    class Kind(models.TextChoices):
+        ANSWER = "answer", _("answer")
+        REVEAL = "reveal", _("answer revealed")
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="attempts")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="attempts")
+    kind = models.CharField(_("kind"), max_length=8, choices=Kind, default=Kind.ANSWER)
+    answer = models.JSONField(_("answer"), null=True, blank=True)
+    score = models.FloatField(_("score"), default=0.0)
+    correct = models.BooleanField(_("correct"), default=False)
+    # Answers given after the answer was revealed are kept but score 0.
+    after_reveal = models.BooleanField(_("after reveal"), default=False)
+    feedback = models.JSONField(_("feedback"), default=list, blank=True)
+    misconceptions = models.JSONField(_("misconceptions"), default=list, blank=True)
+    created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
+
+    objects = AttemptQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        indexes = [models.Index(fields=["user", "question", "created_at"])]
+        verbose_name = _("attempt")
+        verbose_name_plural = _("attempts")
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.question.slug} · {self.score:.2f}"

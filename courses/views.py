@@ -1,12 +1,16 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from .models import Course, Enrollment, Lesson, LessonProgress
+from .kinds import AnswerError, NotGradable, get_kind
+from .models import Course, Enrollment, Lesson, LessonProgress, Question
+from .selftest import AnswerRefused, grade_answer, item_context, reveal_answer, states_for, submit_answer
 
 
 def _get_course(slug: str) -> Course:
@@ -75,16 +79,22 @@ def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> H
         return redirect(course.get_absolute_url())
     progress = LessonProgress.record_visit(request.user, lesson)
     previous, following = lesson.neighbours()
+    items = lesson.items()
+    states = states_for(request.user, [i for i in items if not i.is_exercise])
+    for item in items:
+        if not item.is_exercise:
+            item.ctx = item_context(item, states[item.pk], request.user)
     return render(
         request,
         "courses/lesson.html",
         {
             "course": course,
             "lesson": lesson,
-            "items": lesson.items(),
+            "items": items,
             "previous": previous,
             "next": following,
             "progress": progress,
+            "recording": course.is_enrolled(request.user),
         },
     )
 
@@ -126,6 +136,67 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             }
         )
     return render(request, "courses/dashboard.html", {"rows": rows})
+
+
+def _get_question_for_user(request, course_slug: str, lesson_slug: str, slug: str) -> Question:
+    lesson = _get_lesson_for_user(request, course_slug, lesson_slug)
+    question = get_object_or_404(lesson.questions.active(), slug=slug)
+    if not lesson.course.can_view(request.user):
+        raise PermissionDenied(_("Enrol in this course to answer its questions."))
+    if get_kind(question.kind) is None:
+        raise Http404
+    return question
+
+
+def _item_response(request, question: Question, *, status: int = 200, error: str = "", preview=None):
+    """After answering: the item's fragment for the page's script, else back to the lesson."""
+    wants_fragment = request.headers.get("X-Requested-With") == "dikkat"
+    if wants_fragment:
+        state = states_for(request.user, [question])[question.pk]
+        context = {**item_context(question, state, request.user), "error": error,
+                   "recording": question.course.is_enrolled(request.user), "preview": preview}
+        html = render_to_string("courses/question_item.html", {"question": question, "ctx": context}, request=request)
+        return HttpResponse(html, status=status)
+    if status >= 400:
+        return render(request, "400.html", {"message": error}, status=status)
+    if error:
+        messages.warning(request, error)
+    elif preview:
+        messages.info(request, preview)
+    return redirect(question.lesson.get_absolute_url() + f"#q-{question.slug}")
+
+
+@login_required
+@require_POST
+def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
+    question = _get_question_for_user(request, course_slug, lesson_slug, slug)
+    kind = get_kind(question.kind)
+    try:
+        raw = kind.answer_from_post(question.spec, request.POST)
+        if not question.course.is_enrolled(request.user):
+            # Instructors previewing a lesson: graded, never recorded.
+            _answer, grade = grade_answer(question, raw)
+            verdict = _("Correct.") if grade.correct else _("Not quite: score %(score)d%%.") % {"score": round(grade.score * 100)}
+            return _item_response(request, question, preview=_("Preview (not recorded): %(verdict)s") % {"verdict": verdict})
+        submit_answer(request.user, question, raw)
+    except AnswerError as exc:
+        return _item_response(request, question, status=400, error=_("This answer could not be read: %(reason)s. Reload the page and try again.") % {"reason": exc})
+    except NotGradable as exc:
+        return _item_response(request, question, error=str(exc))
+    except AnswerRefused:
+        return _item_response(request, question, error=_("You have used all your attempts for this question."))
+    return _item_response(request, question)
+
+
+@login_required
+@require_POST
+def reveal_question(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
+    question = _get_question_for_user(request, course_slug, lesson_slug, slug)
+    if not question.course.is_enrolled(request.user):
+        return _item_response(request, question, error=_("Enrol in the course to reveal answers."))
+    if reveal_answer(request.user, question) is None:
+        return _item_response(request, question, error=_("The answer cannot be shown yet."))
+    return _item_response(request, question)
 
 
 def page_not_found(request: HttpRequest, exception=None) -> HttpResponse:

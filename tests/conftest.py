@@ -93,3 +93,14 @@ def page(request, browser, live_server):
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
     context.close()
+
+
+@pytest.fixture
+def quiz(db):
+    """The fixture course with one question of every kind, imported."""
+    from courses.exercises import check_exercises
+    from courses.importer import import_course
+    from courses.models import Course
+
+    import_course(FIXTURES / "quiz", prepare_exercises=lambda source: check_exercises(source, build=True))
+    return Course.objects.get(slug="quiz")

@@ -1,8 +1,11 @@
 """Question kinds: one class and one template each, found through this registry.
 
 A kind validates its part of a question file, builds the context its template renders and
-grades an answer. Adding a kind means adding a module here and a template; nothing else.
+grades an answer. Adding a kind means adding a module here (imported below) and a template
+``templates/courses/kinds/<name>.html``; nothing else changes.
 """
 
-from .base import REGISTRY, QuestionKind, SpecProblem, get_kind, register  # noqa: F401
-from . import choice  # noqa: F401,E402  (modules register their kinds on import)
+from .base import (  # noqa: F401
+    REGISTRY, AnswerError, Grade, NotGradable, QuestionKind, SpecProblem, get_kind, register,
+)
+from . import choice, fill_in, matching, numeric  # noqa: F401,E402  (modules register on import)

@@ -1,5 +1,7 @@
+import hashlib
+import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 REGISTRY: dict[str, "QuestionKind"] = {}
 
@@ -12,6 +14,24 @@ class SpecProblem(Exception):
     message: str
 
 
+class AnswerError(Exception):
+    """The submitted answer is malformed (tampered form, wrong types): 400, nothing stored."""
+
+
+class NotGradable(Exception):
+    """The answer is well-formed but cannot be graded as is (e.g. a blank that is not one
+    expression). The student sees the message; no attempt is counted."""
+
+
+@dataclass
+class Grade:
+    score: float  # 0..1
+    correct: bool
+    # Kind-specific, JSON-able: what to say about each part of the answer.
+    feedback: list[dict] = field(default_factory=list)
+    misconceptions: list[str] = field(default_factory=list)
+
+
 def register(kind_class: type["QuestionKind"]) -> type["QuestionKind"]:
     REGISTRY[kind_class.name] = kind_class()
     return kind_class
@@ -21,8 +41,20 @@ def get_kind(name: str) -> "QuestionKind | None":
     return REGISTRY.get(name)
 
 
+def stable_shuffle(items: list, *seed_parts) -> list:
+    """Shuffle ``items`` the same way every time for the same seed (student + question)."""
+    seed = hashlib.sha256("/".join(map(str, seed_parts)).encode()).hexdigest()
+    shuffled = list(items)
+    random.Random(seed).shuffle(shuffled)
+    return shuffled
+
+
 class QuestionKind:
-    """One kind of question. Subclasses set ``name`` and implement the methods below."""
+    """One kind of question: validate its spec, build its context, clean and grade answers.
+
+    Subclasses set ``name``, ``keys`` and ``required`` and implement the methods below. The
+    template ``courses/kinds/<name>.html`` renders the question with the context.
+    """
 
     name: str = ""
     # Keys of a question table that every kind shares; the rest belong to the kind.
@@ -34,6 +66,7 @@ class QuestionKind:
     def template(self) -> str:
         return f"courses/kinds/{self.name}.html"
 
+    # -- authoring -------------------------------------------------------------------------
     def validate(self, data: dict, render: Callable[[str, tuple], str]) -> dict:
         """Check the kind's keys of ``data`` and return the spec to store.
 
@@ -50,9 +83,33 @@ class QuestionKind:
             if key not in data:
                 raise SpecProblem((), f"kind {self.name!r} needs the key {key!r}")
 
+    # -- answering -------------------------------------------------------------------------
+    def context(self, spec: dict, seed: tuple) -> dict:
+        """What the template needs to ask the question; never the correct answer."""
+        return {}
+
+    def answer_from_post(self, spec: dict, post) -> dict:
+        """Turn the form fields into the kind's answer JSON (not yet checked)."""
+        raise NotImplementedError
+
+    def clean_answer(self, spec: dict, answer) -> dict:
+        """Check an answer's shape and ids; raise AnswerError with a reason."""
+        raise NotImplementedError
+
+    def grade(self, spec: dict, answer: dict) -> Grade:
+        raise NotImplementedError
+
+    def feedback_items(self, spec: dict, answer: dict, grade_feedback: list[dict]) -> list[dict]:
+        """Feedback ready for display: [{"correct", "label_html", "html", "hint_html"}]."""
+        return []
+
+    def solution_items(self, spec: dict) -> list[dict]:
+        """The correct answer for display after a reveal: [{"label_html", "html"}]."""
+        return []
+
 
 def expect(value, kind: type | tuple, keys: tuple, what: str):
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+    if not isinstance(value, kind) or isinstance(value, bool) and kind not in (bool, (bool,)):
         raise SpecProblem(keys, f"{what} must be {_type_name(kind)}")
     return value
 
@@ -63,3 +120,14 @@ def _type_name(kind) -> str:
     if isinstance(kind, tuple):
         return " or ".join(names.get(k, k.__name__) for k in kind)
     return names.get(kind, kind.__name__)
+
+
+def check_table_keys(table: dict, allowed: set, keys: tuple, what: str) -> None:
+    for key in table:
+        if key not in allowed:
+            raise SpecProblem(keys + (key,), f"unknown {what} key {key!r} (allowed: {', '.join(sorted(allowed))})")
+
+
+def optional_text(table: dict, key: str, keys: tuple, render) -> str:
+    value = expect(table.get(key, ""), str, keys + (key,), key)
+    return render(value, keys + (key,)) if value else ""

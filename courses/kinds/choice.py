@@ -2,13 +2,19 @@
 
 import re
 
-from .base import QuestionKind, SpecProblem, expect, register
+from django.utils.translation import gettext_lazy as _
+
+from .base import (
+    AnswerError, Grade, QuestionKind, SpecProblem, check_table_keys, expect, optional_text,
+    register, stable_shuffle,
+)
 
 _OPTION_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+_OPTION_KEYS = {"id", "text", "correct", "explanation", "misconception", "hint"}
 
 
 class _ChoiceKind(QuestionKind):
-    keys = {"options"}
+    keys = {"options", "shuffle"}
     required = {"options"}
 
     def validate(self, data, render):
@@ -21,9 +27,7 @@ class _ChoiceKind(QuestionKind):
         for index, option in enumerate(options):
             keys = ("options", index)
             expect(option, dict, keys, "each option")
-            for key in option:
-                if key not in {"id", "text", "correct", "explanation", "misconception", "hint"}:
-                    raise SpecProblem(keys + (key,), f"unknown option key {key!r}")
+            check_table_keys(option, _OPTION_KEYS, keys, "option")
             option_id = expect(option.get("id", "abcdefghijklmnopqrstuvwxyz"[index % 26]), str, keys + ("id",), "option id")
             if not _OPTION_ID.match(option_id):
                 raise SpecProblem(keys + ("id",), "option id must be lowercase letters, digits, - or _")
@@ -38,16 +42,36 @@ class _ChoiceKind(QuestionKind):
                     "id": option_id,
                     "html": render(text, keys + ("text",)),
                     "correct": expect(option.get("correct", False), bool, keys + ("correct",), "correct"),
-                    "explanation_html": render(
-                        expect(option.get("explanation", ""), str, keys + ("explanation",), "explanation"),
-                        keys + ("explanation",),
-                    ),
+                    "explanation_html": optional_text(option, "explanation", keys, render),
                     "misconception": expect(option.get("misconception", ""), str, keys + ("misconception",), "misconception"),
-                    "hint_html": render(expect(option.get("hint", ""), str, keys + ("hint",), "hint"), keys + ("hint",)),
+                    "hint_html": optional_text(option, "hint", keys, render),
                 }
             )
         self.check_correct_count(sum(o["correct"] for o in out))
-        return {"options": out}
+        return {"options": out, "shuffle": expect(data.get("shuffle", True), bool, ("shuffle",), "shuffle")}
+
+    def context(self, spec, seed):
+        options = [{"id": o["id"], "html": o["html"]} for o in spec["options"]]
+        return {"options": stable_shuffle(options, *seed) if spec.get("shuffle", True) else options}
+
+    def _known(self, spec) -> set[str]:
+        return {o["id"] for o in spec["options"]}
+
+    def feedback_items(self, spec, answer, grade_feedback):
+        chosen = set(self.chosen(answer))
+        items = []
+        for option in spec["options"]:
+            if option["id"] in chosen:
+                items.append({
+                    "correct": option["correct"],
+                    "label_html": option["html"],
+                    "html": option["explanation_html"],
+                    "hint_html": option["hint_html"],
+                })
+        return items
+
+    def solution_items(self, spec):
+        return [{"label_html": o["html"], "html": o["explanation_html"]} for o in spec["options"] if o["correct"]]
 
 
 @register
@@ -58,6 +82,29 @@ class SingleChoice(_ChoiceKind):
         if count != 1:
             raise SpecProblem(("options",), f"single choice needs exactly one correct option, found {count}")
 
+    def answer_from_post(self, spec, post):
+        return {"option": post.get("option", "")}
+
+    def clean_answer(self, spec, answer):
+        if not isinstance(answer, dict) or set(answer) != {"option"}:
+            raise AnswerError(_('expected {"option": "<option id>"}'))
+        option = answer["option"]
+        if not isinstance(option, str) or option not in self._known(spec):
+            raise AnswerError(_("choose one of the options"))
+        return {"option": option}
+
+    def chosen(self, answer) -> list[str]:
+        return [answer["option"]]
+
+    def grade(self, spec, answer):
+        option = next(o for o in spec["options"] if o["id"] == answer["option"])
+        return Grade(
+            score=1.0 if option["correct"] else 0.0,
+            correct=option["correct"],
+            feedback=[{"option": option["id"], "correct": option["correct"]}],
+            misconceptions=[option["misconception"]] if option["misconception"] and not option["correct"] else [],
+        )
+
 
 @register
 class MultipleChoice(_ChoiceKind):
@@ -66,3 +113,36 @@ class MultipleChoice(_ChoiceKind):
     def check_correct_count(self, count: int) -> None:
         if count < 1:
             raise SpecProblem(("options",), "multiple choice needs at least one correct option")
+
+    def answer_from_post(self, spec, post):
+        return {"options": post.getlist("options")}
+
+    def clean_answer(self, spec, answer):
+        if not isinstance(answer, dict) or set(answer) != {"options"} or not isinstance(answer["options"], list):
+            raise AnswerError(_('expected {"options": ["<option id>", …]}'))
+        options = answer["options"]
+        if not options:
+            raise AnswerError(_("choose at least one option"))
+        if not all(isinstance(o, str) for o in options) or not set(options) <= self._known(spec):
+            raise AnswerError(_("unknown option"))
+        if len(set(options)) != len(options):
+            raise AnswerError(_("an option was sent twice"))
+        return {"options": sorted(options)}
+
+    def chosen(self, answer) -> list[str]:
+        return answer["options"]
+
+    def grade(self, spec, answer):
+        """Partial credit: each option judged right (ticked if correct, left if not), minus
+        nothing extra; ticking every box therefore never earns full marks."""
+        chosen = set(answer["options"])
+        right = sum((o["id"] in chosen) == o["correct"] for o in spec["options"])
+        score = right / len(spec["options"])
+        correct = right == len(spec["options"])
+        return Grade(
+            score=round(score, 4),
+            correct=correct,
+            feedback=[{"option": o["id"], "correct": o["correct"]} for o in spec["options"] if o["id"] in chosen],
+            misconceptions=[o["misconception"] for o in spec["options"]
+                            if o["id"] in chosen and not o["correct"] and o["misconception"]],
+        )

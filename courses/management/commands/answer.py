@@ -1,0 +1,60 @@
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from courses.kinds import AnswerError, NotGradable, get_kind
+from courses.models import Question
+from courses.selftest import grade_answer
+from courses.templatetags_text import html_to_text
+
+
+class Command(BaseCommand):
+    help = (
+        "Grade an answer to a question exactly as the web does (nothing is stored) and print "
+        '{"question", "kind", "score", "correct", "feedback"}.'
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug", help="question slug (course/slug when several courses share it)")
+        parser.add_argument("--json", dest="answer", required=True, help="the answer as JSON, e.g. '{\"option\": \"a\"}'")
+
+    def handle(self, *args, slug: str, answer: str, **options):
+        question = _find_question(slug)
+        try:
+            raw = json.loads(answer)
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"--json is not valid JSON: {exc}") from None
+        kind = get_kind(question.kind)
+        try:
+            cleaned, grade = grade_answer(question, raw)
+        except (AnswerError, NotGradable) as exc:
+            raise CommandError(f"answer not gradable: {exc}") from None
+        feedback = [
+            " ".join(filter(None, [
+                ("✓ " if item["correct"] else "✗ ") + html_to_text(item["label_html"]),
+                html_to_text(item.get("html", "")),
+                html_to_text(item.get("hint_html", "")),
+            ]))
+            for item in kind.feedback_items(question.spec, cleaned, grade.feedback)
+        ]
+        self.stdout.write(json.dumps({
+            "question": question.slug,
+            "kind": question.kind,
+            "score": grade.score,
+            "correct": grade.correct,
+            "feedback": feedback,
+        }, ensure_ascii=False))
+
+
+def _find_question(slug: str) -> Question:
+    course_slug, _, question_slug = slug.rpartition("/")
+    questions = Question.objects.active().filter(slug=question_slug)
+    if course_slug:
+        questions = questions.filter(course__slug=course_slug)
+    found = list(questions.select_related("course"))
+    if not found:
+        raise CommandError(f"no active question with slug {slug!r}")
+    if len(found) > 1:
+        courses = ", ".join(f"{q.course.slug}/{q.slug}" for q in found)
+        raise CommandError(f"several courses have a question {slug!r}; use one of: {courses}")
+    return found[0]

@@ -1,0 +1,134 @@
+"""The student's side of questions: state per item, answering, revealing.
+
+Kept apart from the views so the web and `manage.py answer` grade exactly the same way.
+"""
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from .kinds import AnswerError, Grade, NotGradable, get_kind
+from .models import Attempt, Course, Enrollment, Question
+from .reveal import may_reveal
+
+
+@dataclass
+class QuestionState:
+    question: Question
+    attempts: list[Attempt] = field(default_factory=list)
+
+    @property
+    def answers(self) -> list[Attempt]:
+        return [a for a in self.attempts if a.kind == Attempt.Kind.ANSWER]
+
+    @property
+    def answer_count(self) -> int:
+        return len(self.answers)
+
+    @property
+    def last_answer(self) -> Attempt | None:
+        return self.answers[-1] if self.answers else None
+
+    @property
+    def revealed(self) -> bool:
+        return any(a.kind == Attempt.Kind.REVEAL for a in self.attempts)
+
+    @property
+    def solved(self) -> bool:
+        return any(a.correct for a in self.answers)
+
+    @property
+    def attempts_left(self) -> int | None:
+        limit = self.question.max_attempts
+        return None if limit is None else max(0, limit - self.answer_count)
+
+    @property
+    def can_answer(self) -> bool:
+        return self.attempts_left != 0
+
+    @property
+    def can_reveal(self) -> bool:
+        return not self.revealed and may_reveal(
+            self.question.reveal, attempts=self.answer_count, solved=self.solved
+        )
+
+    def score(self, policy: str) -> float | None:
+        """The item's score under the course's policy; None before any answer."""
+        scored = [a for a in self.attempts if a.kind == Attempt.Kind.ANSWER or a.kind == Attempt.Kind.REVEAL]
+        if not self.answers and not self.revealed:
+            return None
+        if policy == Course.ScorePolicy.LAST:
+            return scored[-1].score
+        return max(a.score for a in scored)
+
+    @property
+    def status(self) -> str:
+        if self.solved:
+            return "solved"
+        if self.revealed:
+            return "revealed"
+        return "tried" if self.answers else "new"
+
+
+def states_for(user, questions) -> dict[int, QuestionState]:
+    states = {q.pk: QuestionState(q) for q in questions}
+    if user.is_authenticated and states:
+        for attempt in Attempt.objects.filter(user=user, question__in=list(states)).order_by("created_at", "pk"):
+            states[attempt.question_id].attempts.append(attempt)
+    return states
+
+
+class AnswerRefused(Exception):
+    """The student may not answer now (no attempts left); nothing is stored."""
+
+
+def grade_answer(question: Question, raw_answer) -> tuple[dict, Grade]:
+    """Clean and grade an answer without storing it (raises AnswerError / NotGradable)."""
+    kind = get_kind(question.kind)
+    if kind is None:
+        raise AnswerError(f"unknown question kind {question.kind!r}")
+    answer = kind.clean_answer(question.spec, raw_answer)
+    return answer, kind.grade(question.spec, answer)
+
+
+def submit_answer(user, question: Question, raw_answer) -> Attempt:
+    """Grade and store one answer. Grading happens before the row lock is taken."""
+    answer, grade = grade_answer(question, raw_answer)
+    with transaction.atomic():
+        # Lock the student's enrolment so concurrent answers cannot exceed max_attempts.
+        Enrollment.objects.select_for_update().filter(user=user, course_id=question.course_id).first()
+        state = states_for(user, [question])[question.pk]
+        if not state.can_answer:
+            raise AnswerRefused()
+        after_reveal = state.revealed
+        return Attempt.objects.create(
+            user=user, question=question, kind=Attempt.Kind.ANSWER, answer=answer,
+            score=0.0 if after_reveal else grade.score, correct=grade.correct,
+            after_reveal=after_reveal, feedback=grade.feedback, misconceptions=grade.misconceptions,
+        )
+
+
+def reveal_answer(user, question: Question) -> Attempt | None:
+    """Record a reveal if the question's rule allows it now; None when it does not."""
+    with transaction.atomic():
+        Enrollment.objects.select_for_update().filter(user=user, course_id=question.course_id).first()
+        state = states_for(user, [question])[question.pk]
+        if state.revealed:
+            return next(a for a in state.attempts if a.kind == Attempt.Kind.REVEAL)
+        if not state.can_reveal:
+            return None
+        return Attempt.objects.create(user=user, question=question, kind=Attempt.Kind.REVEAL, score=0.0)
+
+
+def item_context(question: Question, state: QuestionState, user) -> dict:
+    """Everything the question templates need; the solution only once revealed."""
+    kind = get_kind(question.kind)
+    last = state.last_answer
+    return {
+        "question": question,
+        "state": state,
+        "kind_context": kind.context(question.spec, (user.pk, question.course_id, question.slug)),
+        "last": last,
+        "feedback_items": kind.feedback_items(question.spec, last.answer, last.feedback) if last else [],
+        "solution_items": kind.solution_items(question.spec) if state.revealed else [],
+    }

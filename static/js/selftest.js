@@ -1,0 +1,83 @@
+// Self-test questions: answer without a page reload, and drag-and-drop for matching.
+// Progressive enhancement only: without this script the same forms post and redirect.
+(function () {
+  "use strict";
+
+  function enhance(root) {
+    root.querySelectorAll("[data-matching]").forEach(enhanceMatching);
+  }
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.matches("[data-answer-form]")) return;
+    var item = form.closest("[data-question]");
+    if (!item) return;
+    event.preventDefault();
+    var buttons = form.querySelectorAll("button");
+    buttons.forEach(function (b) { b.disabled = true; });
+    item.setAttribute("aria-busy", "true");
+    fetch(form.action, {
+      method: "POST",
+      body: new FormData(form),
+      headers: { "X-Requested-With": "dikkat" },
+      credentials: "same-origin",
+    }).then(function (response) {
+      return response.text().then(function (html) {
+        if (!html || response.status >= 500) throw new Error("server");
+        var holder = document.createElement("div");
+        holder.innerHTML = html;
+        var fresh = holder.firstElementChild;
+        item.replaceWith(fresh);
+        enhance(fresh);
+        var focus = fresh.querySelector("[data-feedback], [role=alert], [data-solution]");
+        if (focus) { focus.setAttribute("tabindex", "-1"); focus.focus({ preventScroll: false }); }
+      });
+    }).catch(function () {
+      // Fall back to a normal post: the server answers with a redirect to the lesson.
+      item.removeAttribute("aria-busy");
+      form.submit();
+    });
+  });
+
+  // Matching: drag a right-hand chip onto a left row; this only sets the row's <select>,
+  // which stays usable by keyboard and is what the form sends.
+  function enhanceMatching(fieldset) {
+    if (fieldset.dataset.enhanced) return;
+    fieldset.dataset.enhanced = "1";
+    var firstSelect = fieldset.querySelector("[data-pair-select]");
+    if (!firstSelect) return;
+    var tray = document.createElement("div");
+    tray.className = "chip-tray";
+    tray.setAttribute("aria-hidden", "true"); // the selects are the accessible path
+    Array.prototype.forEach.call(firstSelect.options, function (option) {
+      if (!option.value) return;
+      var chip = document.createElement("span");
+      chip.className = "chip";
+      chip.draggable = true;
+      chip.textContent = option.textContent;
+      chip.dataset.value = option.value;
+      chip.addEventListener("dragstart", function (event) {
+        event.dataTransfer.setData("text/plain", option.value);
+        event.dataTransfer.effectAllowed = "copy";
+      });
+      tray.appendChild(chip);
+    });
+    fieldset.appendChild(tray);
+    fieldset.querySelectorAll(".matching-row").forEach(function (row) {
+      var select = row.querySelector("[data-pair-select]");
+      row.addEventListener("dragover", function (event) { event.preventDefault(); row.classList.add("drop-target"); });
+      row.addEventListener("dragleave", function () { row.classList.remove("drop-target"); });
+      row.addEventListener("drop", function (event) {
+        event.preventDefault();
+        row.classList.remove("drop-target");
+        var value = event.dataTransfer.getData("text/plain");
+        if (Array.prototype.some.call(select.options, function (o) { return o.value === value; })) {
+          select.value = value;
+          select.dispatchEvent(new Event("change", { bubbles: true }));
+        }
+      });
+    });
+  }
+
+  enhance(document);
+})();
