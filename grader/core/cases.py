@@ -86,10 +86,9 @@ def _run_cases_py(source: str, spec: ExerciseSpec) -> list[Case]:
         raise SpecError(f"make_cases returned more than {MAX_CASES} cases", key)
     cases = []
     for i, entry in enumerate(entries):
-        ckey = f"{key}: case {i}"
         name = entry.get("name")
         if not isinstance(name, str) or not CASE_NAME_RE.match(name):
-            raise SpecError("name must be 1-64 characters from a-z, 0-9, '_' and '-'", ckey)
+            raise SpecError(f"case {i}: name must be 1-64 characters from a-z, 0-9, '_' and '-'", key)
         hidden = entry.get("hidden", True)
         if not isinstance(hidden, bool):
             raise SpecError(f"{name}: hidden must be True or False", key)

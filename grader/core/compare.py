@@ -144,8 +144,8 @@ def compare_stdout(got: str, expected: str, hidden: bool) -> Message | None:
     n = next((i for i, (a, b) in enumerate(zip(g, e)) if a != b), min(len(g), len(e)))
     return Message(M.CASE_STDOUT, {
         "line": n + 1,
-        "expected": repr(e[n][:200]) if n < len(e) else "(end)",
-        "got": repr(g[n][:200]) if n < len(g) else "(end)",
+        "expected": repr(e[n][:200]) if n < len(e) else "''",
+        "got": repr(g[n][:200]) if n < len(g) else "''",
     })
 
 

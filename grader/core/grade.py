@@ -282,7 +282,8 @@ def exception_message(status: dict, hidden: bool, source_lines: int) -> Message:
     detail = status.get("detail", "")[:300]
     if line is None:
         return Message(M.CASE_EXCEPTION_NO_LINE, {"exc_type": exc_type, "detail": detail})
-    tb = "\n".join(f"  line {n}, in {fn}: {text}" for n, fn, text in status.get("traceback", []))
+    # Language-neutral, like a code listing: "  4 | return np.dot(Q, V)".
+    tb = "\n".join(f"  {n} | {text}" for n, fn, text in status.get("traceback", []))
     return Message(M.CASE_EXCEPTION, {"exc_type": exc_type, "line": line, "detail": detail, "traceback": tb})
 
 
