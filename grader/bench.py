@@ -1,0 +1,158 @@
+"""Benchmark: ``python -m grader.bench [--runs N] [--exercise DIR]``.
+
+Grades a sample exercise repeatedly and prints latency (p50/p95) and
+throughput next to the floor measured in the same run: a bare
+``python -c "import numpy"`` process.  Not a timed test: the numbers depend
+on the machine and on what else runs on it.
+
+Targets (2 cores): p50 <= 1.3 x floor with fresh sandboxes; throughput
+>= 0.8 x cores / (CPU seconds of one fresh NumPy process).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from grader.core import Verdict, build_cases, grade, parse_spec, run_reference
+from grader.core.sandbox import environment
+
+SAMPLE_TOML = """
+kind = "function"
+function = "attention"
+[shape_names]
+return = ["n_q", "d_v"]
+[[cases]]
+name = "ornek"
+hidden = false
+[cases.inputs]
+Q = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+K = [[1.0, 0.0], [0.0, 1.0]]
+V = [[1.0, 2.0], [3.0, 4.0]]
+[[cases]]
+name = "gizli-1"
+[cases.inputs]
+Q = [[0.5, -1.0], [2.0, 0.1]]
+K = [[1.0, 1.0], [0.0, -1.0], [3.0, 0.5]]
+V = [[1.0], [2.0], [3.0]]
+[[cases]]
+name = "gizli-2"
+[cases.inputs]
+Q = [[40.0, -30.0], [25.0, 60.0]]
+K = [[50.0, 10.0], [-20.0, 45.0]]
+V = [[1.0, 0.0], [0.0, 1.0]]
+"""
+
+SAMPLE_SOLUTION = """
+import numpy as np
+
+def attention(Q, K, V, mask=None):
+    s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    s = s - s.max(axis=-1, keepdims=True)
+    w = np.exp(s)
+    return (w / w.sum(axis=-1, keepdims=True)) @ V
+"""
+
+
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+FLOOR_ENV = {"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+
+
+def floor_once() -> tuple[float, float]:
+    """Wall and CPU seconds of one bare ``python -c "import numpy"``."""
+    cpu0 = _children_cpu()
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import numpy"], env=FLOOR_ENV, check=True)
+    return time.perf_counter() - t, _children_cpu() - cpu0
+
+
+def sandbox_cpu_seconds() -> float | None:
+    """CPU of every sandbox so far (cpuacct charges parents too), or None without the cgroup."""
+    parent = environment().cgroup_parents.get("cpuacct")
+    if parent is None:
+        return None
+    return int((parent / "cpuacct.usage").read_text()) / 1e9
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    k = max(0, min(len(values) - 1, round(q / 100 * (len(values) - 1))))
+    return values[k]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m grader.bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=40, help="sequential grades (default 40)")
+    parser.add_argument("--exercise", type=Path, help="an exercise folder (default: a built-in attention sample)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel graders for throughput")
+    args = parser.parse_args(argv)
+
+    if args.exercise:
+        spec = parse_spec(tomllib.loads((args.exercise / "exercise.toml").read_text()))
+        solution = (args.exercise / "solution.py").read_text()
+        cases = build_cases(spec, args.exercise)
+    else:
+        spec = parse_spec(tomllib.loads(SAMPLE_TOML))
+        solution = SAMPLE_SOLUTION
+        cases = list(spec.cases)
+    ref = run_reference(solution, spec, cases)
+    cores = os.cpu_count() or 1
+
+    # Warm up caches (page cache, the seccomp program, cgroup parents).
+    for _ in range(3):
+        grade(solution, spec, cases, ref)
+        floor_once()
+
+    # Floor and grade alternate so that background load hits both alike.
+    floor_walls, floor_cpus, latencies = [], [], []
+    grade_cpu = 0.0
+    for _ in range(args.runs):
+        wall, cpu = floor_once()
+        floor_walls.append(wall)
+        floor_cpus.append(cpu)
+        box0, self0 = sandbox_cpu_seconds(), time.process_time()
+        t = time.perf_counter()
+        result = grade(solution, spec, cases, ref)
+        latencies.append(time.perf_counter() - t)
+        grade_cpu += time.process_time() - self0 + ((sandbox_cpu_seconds() or 0) - (box0 or 0))
+        assert result.verdict == Verdict.PASSED, result.to_dict()
+    grade_cpu /= args.runs
+    floor_cpu = statistics.mean(floor_cpus)
+
+    n = max(args.runs, 4 * args.workers)
+    t = time.perf_counter()
+    with ThreadPoolExecutor(args.workers) as pool:
+        verdicts = list(pool.map(lambda _: grade(solution, spec, cases, ref).verdict, range(n)))
+    elapsed = time.perf_counter() - t
+    assert all(v == Verdict.PASSED for v in verdicts)
+    throughput = n / elapsed
+
+    floor_p50 = statistics.median(floor_walls)
+    target_tp = 0.8 * cores / floor_cpu
+    print(f"cases per grade: {len(cases)}  cores: {cores}  runs: {args.runs}")
+    print(f"floor  python -c 'import numpy':  p50 {floor_p50 * 1000:7.1f} ms   p95 {pct(floor_walls, 95) * 1000:7.1f} ms   CPU {floor_cpu * 1000:6.1f} ms")
+    print(f"grade  (fresh sandbox):           p50 {statistics.median(latencies) * 1000:7.1f} ms   p95 {pct(latencies, 95) * 1000:7.1f} ms   CPU {grade_cpu * 1000:6.1f} ms (host + sandbox)")
+    print(f"ratio  p50 {statistics.median(latencies) / floor_p50:.2f} x floor (target <= 1.3)   "
+          f"p95 {pct(latencies, 95) / pct(floor_walls, 95):.2f} x floor p95")
+    print(f"throughput {throughput:.2f} grades/s with {args.workers} workers; "
+          f"target >= 0.8 x cores / floor CPU = {target_tp:.2f}/s -> {throughput / target_tp:.2f} x target")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
