@@ -6,7 +6,7 @@ from pathlib import Path
 
 from grader.bundles import bundle_path, content_hash, prepare
 from grader.core import ReferenceFailed, SandboxUnavailable, SpecError, Verdict, grade, run_reference
-from grader.core import parse_spec
+from grader.core import save_bundle
 
 from .authoring import CourseSource, Problem
 from .kinds.fill_in import prepare_reference
@@ -58,10 +58,15 @@ def _check_exercise(source: CourseSource, exercise, *, build: bool) -> list[Prob
                         f"{exercise.slug}: the reference solution does not pass ({_failure_text(failed.result)})")]
     if not any(case.hidden for case in cases):
         problems.append(Problem(exercise.file, 1, f"{exercise.slug}: an exercise needs at least one hidden case"))
-    for index, variant in enumerate(exercise.misconceptions):
+    for variant in exercise.misconceptions:
         result = grade(variant["source"], spec, cases, ref)
         caught = any(t.hidden and not t.passed for t in result.tests)
         if result.verdict == Verdict.PASSED or not caught:
             problems.append(Problem(exercise.file, variant["line"],
                                     f"{exercise.slug}: misconception {variant['tag']!r} ({variant['file']}) passes every hidden case; add a case that catches it"))
+        elif target is not None:
+            # The variant's own outputs let the grader recognise a student making the same mistake.
+            variant_dir = target / "variants" / variant["tag"]
+            if not (variant_dir / "manifest.json").exists():
+                save_bundle(variant_dir, spec, cases, run_reference(variant["source"], spec, cases, allow_failures=True))
     return problems

@@ -113,6 +113,7 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
                         "prompt_html": e.prompt_html, "starter_code": e.starter_code,
                         "solution_code": e.solution_code, "spec": e.spec, "reveal": e.reveal,
                         "content_hash": e.content_hash, "source_dir": e.file.rsplit("/", 1)[0],
+                        "misconceptions": [{"tag": m["tag"], "hint_html": m["hint_html"]} for m in e.misconceptions],
                         "retired": False,
                     },
                     report, "exercise", e.slug,

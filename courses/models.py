@@ -188,6 +188,8 @@ class Exercise(models.Model):
     spec = models.JSONField(_("grading specification"), default=dict)
     reveal = models.JSONField(_("reveal rule"), default=dict)
     content_hash = models.CharField(_("content hash"), max_length=64, blank=True)
+    # The misconception catalog's tags and hints: [{"tag", "hint_html"}].
+    misconceptions = models.JSONField(_("misconceptions"), default=list, blank=True)
     source_dir = models.CharField(_("source folder"), max_length=500, blank=True)
     retired = models.BooleanField(_("retired"), default=False)
 

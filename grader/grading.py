@@ -1,0 +1,194 @@
+"""Submissions from store to verdict: accept, queue, claim with a lease, grade, sweep.
+
+Grading never runs in a web request: a submission is stored (queued) in one transaction
+and a task is enqueued when that transaction commits. A worker claims it with a
+conditional UPDATE that sets a lease; only the holder of the current lease can write the
+result, so a presumed-dead worker's late result never overwrites a newer one. Workers
+sweep expired leases back into the queue, and give up after GRADING_MAX_TRIES.
+"""
+
+import logging
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from . import bundles
+from .core import GradeResult, Message, SandboxUnavailable, check_source, grade, load_bundle, parse_spec
+from .models import Submission, Verdict
+
+log = logging.getLogger("grader")
+
+
+class SubmissionRefused(Exception):
+    """Not accepted (rate limit, too many pending); the message says when to retry."""
+
+    def __init__(self, message: str, retry_after: int | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+@dataclass
+class Accepted:
+    submission: Submission
+    reused: bool  # an identical earlier submission was returned instead of a new one
+
+
+def exercise_bundle(exercise) -> Path:
+    return bundles.bundle_path("exercises", exercise.course.slug, exercise.slug, exercise.content_hash)
+
+
+def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT) -> Accepted:
+    """Store a submission and queue it for grading (after commit)."""
+    code_hash = Submission.hash_code(code)
+    now = timezone.now()
+    with transaction.atomic():
+        mine = Submission.objects.filter(user=user)
+        same = mine.filter(exercise=exercise, mode=mode, code_hash=code_hash).exclude(
+            verdict=Verdict.INTERNAL_ERROR
+        ).filter(graded_hash__in=[exercise.content_hash, ""]).first()
+        if same is not None:
+            return Accepted(same, reused=True)
+        window = timedelta(seconds=settings.GRADING_RATE_WINDOW)
+        recent = list(mine.filter(created_at__gte=now - window).order_by("created_at").values_list("created_at", flat=True))
+        if len(recent) >= settings.GRADING_RATE_LIMIT:
+            retry = int((recent[0] + window - now).total_seconds()) + 1
+            raise SubmissionRefused(
+                _("You are sending code very fast. Please wait %(seconds)d seconds and try again.") % {"seconds": retry},
+                retry_after=retry,
+            )
+        if mine.pending().count() >= settings.GRADING_MAX_PENDING:
+            raise SubmissionRefused(
+                _("You already have %(count)d submissions waiting to be graded. Wait for them to finish, then try again.")
+                % {"count": settings.GRADING_MAX_PENDING},
+                retry_after=5,
+            )
+        submission = Submission.objects.create(
+            user=user, exercise=exercise, mode=mode, code=code, code_hash=code_hash,
+        )
+        problem = check_source(code, parse_spec(exercise.spec))
+        if problem is not None:
+            # Rejected at once (too large, NUL bytes, empty…): nothing to run, no attempt used.
+            _store_result(submission, GradeResult(verdict=Verdict.REJECTED, message=problem), exercise.content_hash)
+            submission.refresh_from_db()
+            return Accepted(submission, reused=False)
+        transaction.on_commit(lambda: enqueue(submission.pk))
+    return Accepted(submission, reused=False)
+
+
+def enqueue(submission_id: int) -> None:
+    from .tasks import grade_submission
+
+    grade_submission.enqueue(submission_id)
+
+
+def lease_duration(exercise) -> timedelta:
+    """Longer than grading can take, so a live worker never loses its lease."""
+    limits = parse_spec(exercise.spec).limits
+    return timedelta(seconds=limits.wall_seconds * 2 + settings.GRADING_LEASE_MARGIN)
+
+
+def claim(submission_id: int) -> tuple[Submission, str] | None:
+    """Take the submission if it is queued; returns it with this worker's lease token."""
+    submission = Submission.objects.select_related("exercise__course").filter(pk=submission_id).first()
+    if submission is None or submission.status != Submission.Status.QUEUED:
+        return None
+    token = secrets.token_hex(16)
+    now = timezone.now()
+    claimed = Submission.objects.filter(pk=submission_id, status=Submission.Status.QUEUED).update(
+        status=Submission.Status.RUNNING, lease_token=token,
+        lease_expires_at=now + lease_duration(submission.exercise),
+        tries=F("tries") + 1, started_at=now,
+    )
+    if not claimed:
+        return None
+    submission.refresh_from_db()
+    return submission, token
+
+
+def run_grading(submission: Submission) -> tuple[GradeResult, str]:
+    """Grade in a fresh sandbox against the exercise's current hidden data."""
+    exercise = submission.exercise
+    directory = exercise_bundle(exercise)
+    spec, cases, ref = bundles.load(exercise.spec, directory)
+    variants = {}
+    variants_dir = directory / "variants"
+    if variants_dir.is_dir():
+        for folder in sorted(variants_dir.iterdir()):
+            variants[folder.name] = load_bundle(folder)[1]
+    result = grade(submission.code, spec, cases, ref, variants=variants,
+                   only_visible=submission.mode == Submission.Mode.RUN)
+    return result, exercise.content_hash
+
+
+def _store_result(submission: Submission, result: GradeResult, graded_hash: str, token: str | None = None) -> bool:
+    rows = Submission.objects.filter(pk=submission.pk)
+    if token is not None:
+        rows = rows.filter(status=Submission.Status.RUNNING, lease_token=token)
+    return bool(rows.update(
+        status=Submission.Status.DONE,
+        verdict=str(result.verdict),
+        score=result.score,
+        tests=[{"name": t.name, "passed": t.passed, "hidden": t.hidden, "weight": t.weight,
+                "message": t.message.to_dict() if t.message else None} for t in result.tests],
+        message=result.message.to_dict() if result.message else None,
+        stdout=result.stdout,
+        misconception=result.misconception or "",
+        duration_ms=result.duration_ms,
+        graded_hash=graded_hash,
+        finished_at=timezone.now(),
+        lease_token="",
+        lease_expires_at=None,
+    ))
+
+
+def grade_claimed(submission_id: int) -> str:
+    """The task body: claim, grade, store (if our lease still holds)."""
+    claimed = claim(submission_id)
+    if claimed is None:
+        return "skipped"
+    submission, token = claimed
+    try:
+        result, graded_hash = run_grading(submission)
+    except SandboxUnavailable as exc:
+        log.error("sandbox unavailable for submission %s: %s", submission_id, exc)
+        result = GradeResult(verdict=Verdict.INTERNAL_ERROR, message=Message("The grader is not available right now. Your code was kept; an administrator has been told."))
+        graded_hash = submission.exercise.content_hash
+        Submission.objects.filter(pk=submission_id).update(last_error=str(exc)[:2000])
+    except Exception as exc:  # the grader's own fault: recorded, not counted
+        log.exception("grading submission %s failed", submission_id)
+        result = GradeResult(verdict=Verdict.INTERNAL_ERROR, message=Message("The grader failed on our side. Your code was kept and does not count as an attempt."))
+        graded_hash = submission.exercise.content_hash
+        Submission.objects.filter(pk=submission_id).update(last_error=repr(exc)[:2000])
+    stored = _store_result(submission, result, graded_hash, token)
+    if not stored:
+        log.warning("dropped a late result for submission %s (lease lost)", submission_id)
+    return str(result.verdict) if stored else "stale"
+
+
+def sweep(now=None) -> tuple[int, int]:
+    """Re-queue submissions whose worker lease expired; fail those that keep killing workers."""
+    now = now or timezone.now()
+    requeued = failed = 0
+    expired = Submission.objects.filter(status=Submission.Status.RUNNING, lease_expires_at__lt=now)
+    for submission in expired.only("pk", "tries", "lease_token"):
+        rows = Submission.objects.filter(pk=submission.pk, status=Submission.Status.RUNNING,
+                                         lease_token=submission.lease_token)
+        if submission.tries >= settings.GRADING_MAX_TRIES:
+            message = Message("Grading stopped after %(tries)d tries: the grader's worker died each time. Your code was kept and does not count as an attempt.", {"tries": submission.tries})
+            if rows.update(status=Submission.Status.DONE, verdict=Verdict.INTERNAL_ERROR, score=0.0,
+                           message=message.to_dict(), finished_at=now, lease_token="", lease_expires_at=None,
+                           last_error=f"worker lost {submission.tries} times (lease expired)"):
+                failed += 1
+                log.error("submission %s failed after %s tries", submission.pk, submission.tries)
+        elif rows.update(status=Submission.Status.QUEUED, lease_token="", lease_expires_at=None,
+                         last_error=f"worker lost on try {submission.tries}; queued again"):
+            requeued += 1
+            transaction.on_commit(lambda pk=submission.pk: enqueue(pk))
+    return requeued, failed

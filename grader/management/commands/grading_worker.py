@@ -1,0 +1,35 @@
+"""A grading worker: django-tasks-db's db_worker plus a sweeper thread for expired leases."""
+
+import logging
+import threading
+import time
+
+from django.conf import settings
+from django.db import close_old_connections
+from django_tasks_db.management.commands.db_worker import Command as DbWorkerCommand
+
+from grader.grading import sweep
+
+log = logging.getLogger("grader")
+
+
+def _sweep_forever(interval: float) -> None:
+    while True:
+        time.sleep(interval)
+        try:
+            requeued, failed = sweep()
+            if requeued or failed:
+                log.warning("sweeper: %d submission(s) queued again, %d given up", requeued, failed)
+        except Exception:  # a locked or lost database must not kill the sweeper
+            log.exception("sweeper failed; retrying")
+        finally:
+            close_old_connections()
+
+
+class Command(DbWorkerCommand):
+    help = "Run a grading worker (db_worker) that also re-queues submissions of dead workers."
+
+    def handle(self, *args, **options):
+        threading.Thread(target=_sweep_forever, args=(settings.GRADING_SWEEP_INTERVAL,),
+                         name="lease-sweeper", daemon=True).start()
+        return super().handle(*args, **options)

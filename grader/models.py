@@ -1,0 +1,115 @@
+"""Submissions of exercise code and their grades; the grading itself lives in grader.core."""
+
+import hashlib
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy as _
+
+from .core import Message
+
+
+class Verdict(models.TextChoices):
+    PASSED = "passed", _("passed")
+    FAILED = "failed", _("failed")
+    ERROR = "error", _("error")
+    TIMEOUT = "timeout", _("time limit")
+    MEMORY_LIMIT = "memory_limit", _("memory limit")
+    OUTPUT_LIMIT = "output_limit", _("output limit")
+    REJECTED = "rejected", _("rejected")
+    INTERNAL_ERROR = "internal_error", _("internal error")
+
+
+class SubmissionQuerySet(models.QuerySet):
+    def pending(self):
+        return self.filter(status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
+
+    def counted(self):
+        """Submissions that count as attempts (graded on hidden cases, not rejected)."""
+        return self.filter(mode=Submission.Mode.SUBMIT, status=Submission.Status.DONE).exclude(
+            verdict__in=[Verdict.REJECTED, Verdict.INTERNAL_ERROR]
+        )
+
+
+class Submission(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("queued")
+        RUNNING = "running", _("running")
+        DONE = "done", _("graded")
+
+    class Mode(models.TextChoices):
+        RUN = "run", _("run on the examples")
+        SUBMIT = "submit", _("submitted")
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
+    exercise = models.ForeignKey("courses.Exercise", on_delete=models.CASCADE, related_name="submissions")
+    mode = models.CharField(_("mode"), max_length=8, choices=Mode, default=Mode.SUBMIT)
+    code = models.TextField(_("code"))
+    code_hash = models.CharField(max_length=64, db_index=True)
+    status = models.CharField(_("status"), max_length=8, choices=Status, default=Status.QUEUED, db_index=True)
+    verdict = models.CharField(_("verdict"), max_length=16, choices=Verdict, blank=True)
+    score = models.FloatField(_("score"), null=True, blank=True)
+    # Per-case results as {"name", "passed", "hidden", "message": {"msgid", "params"} | None}.
+    tests = models.JSONField(_("tests"), default=list, blank=True)
+    message = models.JSONField(_("message"), null=True, blank=True)
+    stdout = models.TextField(_("output"), blank=True)
+    misconception = models.CharField(_("misconception"), max_length=64, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    graded_hash = models.CharField(_("graded against"), max_length=64, blank=True)
+    created_at = models.DateTimeField(_("submitted"), default=timezone.now, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # The lease of the worker that claimed it: a dead worker's lease expires and the
+    # sweeper queues the submission again; a late result with a stale lease is dropped.
+    lease_token = models.CharField(max_length=64, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    tries = models.PositiveSmallIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+
+    objects = SubmissionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [
+            models.Index(fields=["user", "exercise", "-created_at"]),
+            models.Index(fields=["status", "lease_expires_at"]),
+        ]
+        verbose_name = _("submission")
+        verbose_name_plural = _("submissions")
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.exercise.slug} · {self.user} · {self.verdict or self.status}"
+
+    @staticmethod
+    def hash_code(code: str) -> str:
+        return hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status != self.Status.DONE
+
+    def queue_position(self) -> int | None:
+        """1 for the next to be graded; None once running or done."""
+        if self.status != self.Status.QUEUED:
+            return None
+        ahead = Submission.objects.filter(status=self.Status.QUEUED).filter(
+            Q(created_at__lt=self.created_at) | Q(created_at=self.created_at, pk__lt=self.pk)
+        )
+        return ahead.count() + 1
+
+    def rendered_tests(self) -> list[dict]:
+        return [{**test, "message": render_message(test.get("message"))} for test in self.tests]
+
+    def rendered_message(self) -> str:
+        return render_message(self.message)
+
+    @property
+    def score_percent(self) -> int | None:
+        return None if self.score is None else round(self.score * 100)
+
+
+def render_message(data: dict | None) -> str:
+    if not data:
+        return ""
+    return Message(data["msgid"], data.get("params") or {}).render(gettext)
