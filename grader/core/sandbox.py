@@ -330,6 +330,11 @@ class _Cgroups:
             raise
         self.procs_files = [str(p / "cgroup.procs") for p in self.paths.values()]
 
+    def add(self, pid: int) -> None:
+        for path in self.procs_files:
+            with open(path, "w") as f:
+                f.write(str(pid))
+
     def cpu_seconds(self) -> float | None:
         path = self.paths.get("cpuacct")
         if path is None:
@@ -432,25 +437,32 @@ def _stage_inputs(in_dir: Path, phase: int, cases: list[tuple[int, dict[str, np.
     d.rename(in_dir / f"p{phase}")
 
 
-def _set_limits(limits: Limits, procs_files: list[str]) -> Callable[[], None]:
+def _apply_limits(pid: int, limits: Limits) -> None:
+    """Set the rlimits of the (still blocked) sandbox process; its descendants inherit them."""
     cpu = max(1, math.ceil(limits.cpu_seconds))
     memory = limits.memory_mb * MIB
+    resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.prlimit(pid, resource.RLIMIT_AS, (memory, memory))
+    resource.prlimit(pid, resource.RLIMIT_FSIZE, (limits.file_size_bytes, limits.file_size_bytes))
+    resource.prlimit(pid, resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
+    resource.prlimit(pid, resource.RLIMIT_CORE, (0, 0))
 
-    def preexec() -> None:  # runs in the child between fork and exec: keep it minimal
-        pid = str(os.getpid()).encode()
-        for path in procs_files:
-            fd = os.open(path, os.O_WRONLY)
-            try:
-                os.write(fd, pid)
-            finally:
-                os.close(fd)
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size_bytes, limits.file_size_bytes))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
-    return preexec
+def _read_child_pid(fd: int, timeout: float) -> int:
+    """The sandbox's pid from bwrap's ``--info-fd`` JSON (bwrap is trusted; the sandbox has not started)."""
+    deadline = time.monotonic() + timeout
+    data = b""
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while b"}" not in data:
+            left = deadline - time.monotonic()
+            if left <= 0 or not sel.select(left):
+                raise SandboxUnavailable("bubblewrap did not report its sandbox in time")
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise SandboxUnavailable("bubblewrap exited before starting the sandbox")
+            data += chunk
+    return int(json.loads(data)["child-pid"])
 
 
 def work_root() -> Path:
@@ -498,23 +510,34 @@ def run_sandboxed(
         if phases:
             _stage_inputs(in_dir, 0, phases[0])
         seccomp_fd = seccomp.filter_fd()
-        fds_to_close.append(seccomp_fd)
+        info_r, info_w = os.pipe()
+        block_r, block_w = os.pipe()
+        fds_to_close += [seccomp_fd, info_r, info_w, block_r, block_w]
         cgroups = _Cgroups(env, limits)
         argv = _bwrap_args(env, in_dir, out_dir, limits, seccomp_fd) + [
             env.python, "-I", "-S", "-B", "/grader/runner.py", "/job/job.json",
         ]
+        # bwrap reports the sandbox's pid on --info-fd and then waits on
+        # --block-fd before running anything inside: the gap in which we put
+        # it into the cgroups and set its rlimits.  No preexec_fn, so the
+        # spawn is a cheap vfork even from a large host process.
+        argv[1:1] = ["--info-fd", str(info_w), "--block-fd", str(block_r)]
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             env={},
-            pass_fds=(seccomp_fd, ctl_r, status_w),
-            preexec_fn=_set_limits(limits, cgroups.procs_files),
+            pass_fds=(seccomp_fd, ctl_r, status_w, info_w, block_r),
         )
-        for fd in (seccomp_fd, ctl_r, status_w):  # the child has its copies
+        for fd in (seccomp_fd, ctl_r, status_w, info_w, block_r):  # the child has its copies
             os.close(fd)
             fds_to_close.remove(fd)
+        child = _read_child_pid(info_r, 10.0)
+        for pid in (proc.pid, child):
+            cgroups.add(pid)
+        _apply_limits(child, limits)
+        os.write(block_w, b"g")
         _supervise(proc, cgroups, limits, started, outcome, status_r, ctl_w, in_dir, out_dir, phases, collect)
     finally:
         if proc is not None and proc.poll() is None:
