@@ -109,7 +109,8 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": VAR_DIR / "db.sqlite3",
+            # DIKKAT_SQLITE points a worker process at another file (the tests' database).
+            "NAME": os.environ.get("DIKKAT_SQLITE", VAR_DIR / "db.sqlite3"),
             "OPTIONS": {
                 # WAL lets readers and the writer work at once; IMMEDIATE takes the write
                 # lock at BEGIN so concurrent writers wait on the busy timeout instead of

@@ -8,6 +8,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from grader.views import exercise_item_context
+
 from .kinds import AnswerError, NotGradable, get_kind
 from .models import Course, Enrollment, Lesson, LessonProgress, Question
 from .selftest import AnswerRefused, grade_answer, item_context, reveal_answer, states_for, submit_answer
@@ -82,7 +84,9 @@ def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> H
     items = lesson.items()
     states = states_for(request.user, [i for i in items if not i.is_exercise])
     for item in items:
-        if not item.is_exercise:
+        if item.is_exercise:
+            item.ctx = exercise_item_context(item, request.user)
+        else:
             item.ctx = item_context(item, states[item.pk], request.user)
     return render(
         request,

@@ -104,3 +104,25 @@ def quiz(db):
 
     import_course(FIXTURES / "quiz", prepare_exercises=lambda source: check_exercises(source, build=True))
     return Course.objects.get(slug="quiz")
+
+
+@pytest.fixture
+def lab(db):
+    """The fixture course with code exercises, imported with its hidden grading data built."""
+    from courses.exercises import check_exercises
+    from courses.importer import import_course
+    from courses.models import Course
+
+    import_course(FIXTURES / "lab", prepare_exercises=lambda source: check_exercises(source, build=True))
+    return Course.objects.get(slug="lab")
+
+
+@pytest.fixture
+def run_queue():
+    """Run every queued grading task through django-tasks-db's real worker, then return."""
+    from django.core.management import call_command
+
+    def run():
+        call_command("db_worker", batch=True, no_startup_delay=True, interval=0, verbosity=0)
+
+    return run

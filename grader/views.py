@@ -1,0 +1,110 @@
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+
+from courses.models import Course, Exercise
+from courses.reveal import may_reveal
+
+from .grading import SubmissionRefused, submit
+from .models import Submission, Verdict
+
+MAX_CODE_CHARS = 200_000  # the grader rejects more than its source cap; this guards the form
+
+
+def exercise_item_context(exercise: Exercise, user) -> dict:
+    """What the lesson page shows for an exercise: editor, latest result, sample solution."""
+    submissions = Submission.objects.filter(user=user, exercise=exercise) if user.is_authenticated else Submission.objects.none()
+    latest = submissions.first()
+    counted = list(submissions.counted().values_list("verdict", flat=True))
+    solved = Verdict.PASSED in counted
+    return {
+        "exercise": exercise,
+        "latest": latest,
+        "code": latest.code if latest else exercise.starter_code,
+        "attempts": len(counted),
+        "solved": solved,
+        "show_solution": may_reveal(exercise.reveal, attempts=len(counted), solved=solved),
+        "hints": {m["tag"]: m["hint_html"] for m in exercise.misconceptions},
+        "history_count": submissions.count(),
+    }
+
+
+def _get_exercise_for_user(request, course_slug: str, lesson_slug: str, slug: str) -> Exercise:
+    course = get_object_or_404(Course.objects.active(), slug=course_slug)
+    exercise = get_object_or_404(
+        Exercise.objects.active().select_related("course", "lesson"),
+        course=course, lesson__slug=lesson_slug, lesson__retired=False, slug=slug,
+    )
+    if not course.is_enrolled(request.user):
+        raise PermissionDenied(_("Enrol in this course to send code."))
+    return exercise
+
+
+def _get_submission_for_user(request, pk: int) -> Submission:
+    # Another student's submission is a 404, never a hint that it exists.
+    return get_object_or_404(Submission.objects.select_related("exercise__course", "exercise__lesson"), pk=pk, user=request.user)
+
+
+@login_required
+@require_POST
+def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
+    exercise = _get_exercise_for_user(request, course_slug, lesson_slug, slug)
+    code = request.POST.get("code")
+    mode = request.POST.get("mode", Submission.Mode.SUBMIT)
+    wants_json = request.headers.get("X-Requested-With") == "dikkat"
+    if code is None or mode not in Submission.Mode.values or len(code) > MAX_CODE_CHARS:
+        message = _("The code could not be read. Reload the page and try again.")
+        if wants_json:
+            return JsonResponse({"error": message}, status=400)
+        return render(request, "400.html", {"message": message}, status=400)
+    try:
+        accepted = submit(request.user, exercise, code, mode)
+    except SubmissionRefused as refused:
+        if wants_json:
+            response = JsonResponse({"error": str(refused), "retry_after": refused.retry_after}, status=429)
+        else:
+            messages.warning(request, str(refused))
+            response = redirect(exercise.lesson.get_absolute_url() + f"#ex-{exercise.slug}")
+        if refused.retry_after:
+            response["Retry-After"] = str(refused.retry_after)
+        return response
+    submission = accepted.submission
+    if accepted.reused and not wants_json:
+        messages.info(request, _("You sent this exact code before; here is its result."))
+    if wants_json:
+        return JsonResponse(_status_payload(request, submission, reused=accepted.reused), status=202 if submission.is_pending else 200)
+    return redirect(exercise.lesson.get_absolute_url() + f"#ex-{exercise.slug}")
+
+
+def _status_payload(request, submission: Submission, reused: bool = False) -> dict:
+    context = exercise_item_context(submission.exercise, request.user)
+    return {
+        "id": submission.pk,
+        "status": submission.status,
+        "position": submission.queue_position(),
+        "verdict": submission.verdict or None,
+        "score": submission.score,
+        "reused": reused,
+        "status_url": reverse("submission_status", args=[submission.pk]),
+        "html": render_to_string("grader/result.html", {"submission": submission, "hints": context["hints"]}, request=request),
+    }
+
+
+@login_required
+@require_GET
+def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
+    return JsonResponse(_status_payload(request, _get_submission_for_user(request, pk)))
+
+
+@login_required
+def history(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
+    exercise = _get_exercise_for_user(request, course_slug, lesson_slug, slug)
+    submissions = list(Submission.objects.filter(user=request.user, exercise=exercise)[:100])
+    hints = {m["tag"]: m["hint_html"] for m in exercise.misconceptions}
+    return render(request, "grader/history.html", {"exercise": exercise, "submissions": submissions, "hints": hints})
