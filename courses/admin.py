@@ -3,7 +3,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 
-from .models import Course, Enrollment, Exercise, Lesson, LessonProgress, Question
+from .models import Attempt, Course, Enrollment, Exercise, Lesson, LessonProgress, Question
 
 
 class InstructorScopedAdmin(admin.ModelAdmin):
@@ -166,3 +166,20 @@ class LessonProgressAdmin(admin.ModelAdmin):
     def get_queryset(self, request):
         queryset = super().get_queryset(request)
         return queryset if request.user.is_superuser else queryset.filter(lesson__course__instructors=request.user)
+
+
+@admin.register(Attempt)
+class AttemptAdmin(admin.ModelAdmin):
+    list_display = ("user", "question", "kind", "score", "correct", "after_reveal", "created_at")
+    list_filter = ("kind", "correct", "question__course", ("created_at", admin.DateFieldListFilter))
+    search_fields = ("user__username", "question__slug")
+    date_hierarchy = "created_at"
+    list_select_related = ("user", "question")
+    readonly_fields = ("user", "question", "kind", "answer", "score", "correct", "after_reveal", "feedback", "misconceptions", "created_at")
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        return queryset if request.user.is_superuser else queryset.filter(question__course__instructors=request.user)
+
+    def has_add_permission(self, request):
+        return False
