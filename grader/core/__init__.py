@@ -24,6 +24,7 @@ from .grade import (
 )
 from .limits import Limits
 from .messages import Message
+from .pool import SandboxPool, disable_pool, enable_pool
 from .sandbox import SandboxUnavailable, sandbox_problem, sandbox_warnings
 from .spec import Case, ExerciseSpec, SpecError, parse_spec
 from .store import load_bundle, save_bundle
@@ -32,5 +33,5 @@ __all__ = [
     "Limits", "ExerciseSpec", "Case", "Reference", "GradeResult", "CaseResult", "Verdict", "Message",
     "SpecError", "SandboxUnavailable", "ReferenceFailed",
     "parse_spec", "build_cases", "run_reference", "grade", "check_source", "sandbox_problem",
-    "sandbox_warnings", "save_bundle", "load_bundle",
+    "sandbox_warnings", "save_bundle", "load_bundle", "SandboxPool", "enable_pool", "disable_pool",
 ]

@@ -1,6 +1,6 @@
 """The trusted runner: executed INSIDE the sandbox, never imported by the host.
 
-It is started as ``python -I -S -B /grader/runner.py /job/job.json`` and must be
+It is started as ``python -I -S -B /grader/runner.py CTL_FD SITE_DIR STATUS_FD`` and must be
 self-contained (standard library plus NumPy, found through the ``site`` path in
 the job file).  Everything it writes lands in ``/out`` and is treated by the
 host as untrusted data: the student's code runs in this very process and can
@@ -8,6 +8,8 @@ rewrite any of it.  The host therefore never takes a verdict from here; it
 loads the result arrays with strict checks and compares them itself.
 
 Protocol (see sandbox.py for the host side):
+* the runner imports NumPy, then waits for ``J`` on the control pipe; only
+  then does ``/job/job.json`` exist (a pooled sandbox waits here, warm);
 * inputs of phase p are ``/job/p{p}/{index:03d}.{name}.npy``; phase 0 is there
   at start, later phases appear only after the host answers ``G`` on the
   control pipe (so hidden inputs do not exist while visible cases run);
@@ -246,8 +248,7 @@ class Runner:
 
 
 def main():
-    with open(sys.argv[1], "rb") as f:
-        job = json.load(f)
+    ctl_fd, site = int(sys.argv[1]), sys.argv[2]
     devnull = os.open("/dev/null", os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
@@ -255,7 +256,17 @@ def main():
     # Line buffering so that output written just before a crash is in the file.
     sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
     sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
-    sys.path.append(job["site"])
+    sys.path.append(site)
+    import numpy  # noqa: F401  (before the job exists: a pooled sandbox waits here warm)
+
+    status_fd = int(sys.argv[3])
+    os.write(status_fd, b"R\n")  # warm: the host's pool may now hand out this sandbox
+
+    # Wait for exactly one job; anything but "J" (or EOF: the host gave up) ends the run.
+    if os.read(ctl_fd, 1) != b"J":
+        return
+    with open("/job/job.json", "rb") as f:
+        job = json.load(f)
     runner = Runner(job)
     problem = runner.prepare()
     if problem is not None:

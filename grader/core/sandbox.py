@@ -57,6 +57,7 @@ CGROUP_GROUP = "dikkat-grader"
 CONTROLLERS = ("pids", "memory", "cpuacct")
 # bwrap itself, its init process inside the PID namespace, the runner.
 OVERHEAD_PIDS = 3
+JOB_TMPFS_BYTES = 512 * MIB
 HIDDEN_PROC_FILES = (
     "kpagecount", "kpageflags", "kpagecgroup", "timer_list", "slabinfo",
     "vmallocinfo", "pagetypeinfo", "kallsyms", "keys", "key-users", "sched_debug",
@@ -382,7 +383,7 @@ class _Cgroups:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            time.sleep(0.005)
+            time.sleep(0.001)
 
     def remove(self) -> None:
         for path in self.paths.values():
@@ -439,7 +440,8 @@ def _stage_inputs(in_dir: Path, phase: int, cases: list[tuple[int, dict[str, np.
 
 def _apply_limits(pid: int, limits: Limits) -> None:
     """Set the rlimits of the (still blocked) sandbox process; its descendants inherit them."""
-    cpu = max(1, math.ceil(limits.cpu_seconds))
+    # +1 s: the runner's own start (NumPy import) counts against RLIMIT_CPU too.
+    cpu = max(1, math.ceil(limits.cpu_seconds)) + 1
     memory = limits.memory_mb * MIB
     resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.prlimit(pid, resource.RLIMIT_AS, (memory, memory))
@@ -472,6 +474,166 @@ def work_root() -> Path:
     return root
 
 
+class Sandbox:
+    """One single-use sandbox: spawned (runner started, NumPy imported, waiting),
+    then given exactly one job by `run`, then destroyed.
+
+    Spawning and running are split so that a pool can spawn ahead of demand;
+    a fresh sandbox is simply spawned and run at once.  The job's files appear
+    in the (already bound) ``/job`` directory only at dispatch.
+    """
+
+    def __init__(self, limits: Limits):
+        env = environment()
+        self.limits = limits
+        self.spawned_at = time.monotonic()
+        self.job_dir = Path(tempfile.mkdtemp(prefix=f"job-{os.getpid()}-", dir=work_root()))
+        # The job's files live in RAM: creating and deleting them on disk cost
+        # more than the mount.  Inputs are written by us, so the cap is generous.
+        self.mounted_job = env.can_mount_tmpfs and _mount_tmpfs(str(self.job_dir), JOB_TMPFS_BYTES)
+        self.in_dir, self.out_dir = self.job_dir / "in", self.job_dir / "out"
+        self.in_dir.mkdir()
+        self.out_dir.mkdir(mode=0o700)
+        self.mounted = env.can_mount_tmpfs and _mount_tmpfs(str(self.out_dir), limits.output_dir_bytes)
+        self.cgroups: _Cgroups | None = None
+        self.proc: subprocess.Popen | None = None
+        self.fds: list[int] = []
+        self.used = False
+        try:
+            self._spawn(env)
+        except BaseException:
+            self.destroy()
+            raise
+
+    def _spawn(self, env: Environment) -> None:
+        limits = self.limits
+        self.ctl_r, self.ctl_w = os.pipe()
+        self.status_r, self.status_w = os.pipe()
+        seccomp_fd = seccomp.filter_fd()
+        info_r, info_w = os.pipe()
+        block_r, block_w = os.pipe()
+        self.fds += [self.ctl_r, self.ctl_w, self.status_r, self.status_w, seccomp_fd, info_r, info_w, block_r, block_w]
+        self.cgroups = _Cgroups(env, limits)
+        argv = _bwrap_args(env, self.in_dir, self.out_dir, limits, seccomp_fd) + [
+            env.python, "-I", "-S", "-B", "/grader/runner.py", str(self.ctl_r), SITE_IN_SANDBOX, str(self.status_w),
+        ]
+        # bwrap reports the sandbox's pid on --info-fd and then waits on
+        # --block-fd before running anything inside: the gap in which we put
+        # it into the cgroups and set its rlimits.  No preexec_fn, so the
+        # spawn is a cheap vfork even from a large host process.
+        argv[1:1] = ["--info-fd", str(info_w), "--block-fd", str(block_r)]
+        passed = (seccomp_fd, self.ctl_r, self.status_w, info_w, block_r)
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            env={}, pass_fds=passed,
+        )
+        for fd in passed:  # the child has its copies
+            os.close(fd)
+            self.fds.remove(fd)
+        child = _read_child_pid(info_r, 10.0)
+        for pid in (self.proc.pid, child):
+            self.cgroups.add(pid)
+        _apply_limits(child, limits)
+        os.write(block_w, b"g")
+
+    def wait_warm(self, timeout: float = 10.0) -> bool:
+        """Block until the runner has imported NumPy (it says ``R``); False on timeout or death."""
+        deadline = time.monotonic() + timeout
+        data = b""
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.status_r, selectors.EVENT_READ)
+            while b"R\n" not in data:
+                left = deadline - time.monotonic()
+                if left <= 0 or not sel.select(left):
+                    return False
+                # One byte at a time: nothing after "R\n" may be consumed here.
+                chunk = os.read(self.status_r, 1)
+                if not chunk:
+                    return False
+                data += chunk
+        return True
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def run(
+        self,
+        job: dict[str, Any],
+        code: str,
+        phases: list[list[tuple[int, dict[str, np.ndarray]]]],
+        collect: Callable[[OutputDir, int], Any],
+    ) -> RunOutcome:
+        """Give the waiting runner its job and supervise it to the end (see `run_sandboxed`)."""
+        assert not self.used, "a sandbox runs exactly one job"
+        self.used = True
+        started = time.monotonic()
+        outcome = RunOutcome(exit_code=None)
+        try:
+            job = dict(job, ctl_fd=self.ctl_r, status_fd=self.status_w,
+                       phases=[[{"index": i, "inputs": sorted(inp)} for i, inp in ph] for ph in phases])
+            (self.in_dir / "code.py").write_text(code, encoding="utf-8")
+            if phases:
+                _stage_inputs(self.in_dir, 0, phases[0])
+            tmp = self.in_dir / "job.json.tmp"
+            tmp.write_text(json.dumps(job))
+            tmp.rename(self.in_dir / "job.json")
+            # CPU spent importing NumPy before the job is not the student's.
+            cpu_base = self.cgroups.cpu_seconds() if self.cgroups else None
+            os.write(self.ctl_w, b"J")
+            _supervise(self.proc, self.cgroups, self.limits, started, cpu_base, outcome, self.status_r,
+                       self.ctl_w, self.in_dir, self.out_dir, phases, collect)
+            self._stop(outcome, cpu_base)
+            # Every process is gone: the outputs can no longer change under us.
+            if outcome.phases_collected < len(phases):
+                with OutputDir(str(self.out_dir)) as out:
+                    outcome.collected.append(collect(out, outcome.phases_collected))
+                outcome.phases_collected += 1
+        finally:
+            self.destroy()
+            outcome.wall_ms = int((time.monotonic() - started) * 1000)
+        return outcome
+
+    def _stop(self, outcome: RunOutcome, cpu_base: float | None) -> None:
+        proc, cgroups = self.proc, self.cgroups
+        if proc.poll() is None:
+            proc.kill()
+        if cgroups is not None:
+            cgroups.kill_all()
+        proc.wait()
+        outcome.exit_code = proc.returncode
+        if cgroups is not None:
+            outcome.oom_killed = cgroups.oom_killed()
+            cpu = cgroups.cpu_seconds()
+            outcome.cpu_ms = None if cpu is None else int((cpu - (cpu_base or 0)) * 1000)
+
+    def destroy(self) -> None:
+        """Kill everything, remove the cgroups, unmount and delete the job directory (idempotent)."""
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            if self.cgroups is not None:
+                self.cgroups.kill_all()
+            self.proc.wait()
+            if self.proc.stdout:
+                self.proc.stdout.close()
+        if self.cgroups is not None:
+            self.cgroups.remove()
+            self.cgroups = None
+        for fd in self.fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.fds = []
+        if self.mounted:
+            _umount(str(self.out_dir))
+            self.mounted = False
+        if self.mounted_job:
+            _umount(str(self.job_dir))
+            self.mounted_job = False
+        shutil.rmtree(self.job_dir, ignore_errors=True)
+
+
 def run_sandboxed(
     *,
     job: dict[str, Any],
@@ -480,97 +642,23 @@ def run_sandboxed(
     limits: Limits,
     collect: Callable[[OutputDir, int], Any],
 ) -> RunOutcome:
-    """Run the trusted runner on ``code`` in a fresh sandbox.
+    """Run the trusted runner on ``code`` in a single-use sandbox.
 
     ``phases`` lists, per phase, the cases (index, inputs) to run.  Only phase 0's
     inputs exist when the program starts; each later phase's inputs are written
     after ``collect(out, p)`` has snapshotted phase p's outputs, so output of
     visible cases can never contain hidden inputs.  ``collect`` is called once per
     phase that started, the last time after every process of the run is dead.
+    The sandbox comes from the pool when one is enabled for these limits
+    (see pool.py), else it is spawned now.
     """
-    env = environment()
-    started = time.monotonic()
-    job_dir = Path(tempfile.mkdtemp(prefix=f"job-{os.getpid()}-", dir=work_root()))
-    in_dir, out_dir = job_dir / "in", job_dir / "out"
-    in_dir.mkdir()
-    out_dir.mkdir(mode=0o700)
-    mounted = env.can_mount_tmpfs and _mount_tmpfs(str(out_dir), limits.output_dir_bytes)
-    cgroups: _Cgroups | None = None
-    proc: subprocess.Popen | None = None
-    fds_to_close: list[int] = []
-    outcome = RunOutcome(exit_code=None)
-    try:
-        ctl_r, ctl_w = os.pipe()
-        status_r, status_w = os.pipe()
-        fds_to_close += [ctl_r, ctl_w, status_r, status_w]
-        job = dict(job, ctl_fd=ctl_r, status_fd=status_w, site=SITE_IN_SANDBOX,
-                   phases=[[{"index": i, "inputs": sorted(inp)} for i, inp in ph] for ph in phases])
-        (in_dir / "job.json").write_text(json.dumps(job))
-        (in_dir / "code.py").write_text(code, encoding="utf-8")
-        if phases:
-            _stage_inputs(in_dir, 0, phases[0])
-        seccomp_fd = seccomp.filter_fd()
-        info_r, info_w = os.pipe()
-        block_r, block_w = os.pipe()
-        fds_to_close += [seccomp_fd, info_r, info_w, block_r, block_w]
-        cgroups = _Cgroups(env, limits)
-        argv = _bwrap_args(env, in_dir, out_dir, limits, seccomp_fd) + [
-            env.python, "-I", "-S", "-B", "/grader/runner.py", "/job/job.json",
-        ]
-        # bwrap reports the sandbox's pid on --info-fd and then waits on
-        # --block-fd before running anything inside: the gap in which we put
-        # it into the cgroups and set its rlimits.  No preexec_fn, so the
-        # spawn is a cheap vfork even from a large host process.
-        argv[1:1] = ["--info-fd", str(info_w), "--block-fd", str(block_r)]
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env={},
-            pass_fds=(seccomp_fd, ctl_r, status_w, info_w, block_r),
-        )
-        for fd in (seccomp_fd, ctl_r, status_w, info_w, block_r):  # the child has its copies
-            os.close(fd)
-            fds_to_close.remove(fd)
-        child = _read_child_pid(info_r, 10.0)
-        for pid in (proc.pid, child):
-            cgroups.add(pid)
-        _apply_limits(child, limits)
-        os.write(block_w, b"g")
-        _supervise(proc, cgroups, limits, started, outcome, status_r, ctl_w, in_dir, out_dir, phases, collect)
-    finally:
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-        if cgroups is not None:
-            cgroups.kill_all()
-        if proc is not None:
-            proc.wait()
-            outcome.exit_code = proc.returncode
-            if proc.stdout:
-                proc.stdout.close()
-        if cgroups is not None:
-            outcome.oom_killed = cgroups.oom_killed()
-            cpu = cgroups.cpu_seconds()
-            outcome.cpu_ms = None if cpu is None else int(cpu * 1000)
-            cgroups.remove()
-        for fd in fds_to_close:
-            os.close(fd)
-        try:
-            # Every process is gone: the outputs can no longer change under us.
-            if proc is not None and outcome.phases_collected < len(phases):
-                with OutputDir(str(out_dir)) as out:
-                    outcome.collected.append(collect(out, outcome.phases_collected))
-                outcome.phases_collected += 1
-        finally:
-            if mounted:
-                _umount(str(out_dir))
-            shutil.rmtree(job_dir, ignore_errors=True)
-            outcome.wall_ms = int((time.monotonic() - started) * 1000)
-    return outcome
+    from . import pool
+
+    sandbox = pool.take(limits) or Sandbox(limits)
+    return sandbox.run(job, code, phases, collect)
 
 
-def _supervise(proc, cgroups, limits, started, outcome, status_r, ctl_w, in_dir, out_dir, phases, collect) -> None:
+def _supervise(proc, cgroups, limits, started, cpu_base, outcome, status_r, ctl_w, in_dir, out_dir, phases, collect) -> None:
     deadline = started + limits.wall_seconds
     log_buf = bytearray()
     status_buf = bytearray()
@@ -586,8 +674,8 @@ def _supervise(proc, cgroups, limits, started, outcome, status_r, ctl_w, in_dir,
             if now >= deadline:
                 outcome.timed_out = True
                 break
-            cpu = cgroups.cpu_seconds()
-            if cpu is not None and cpu > limits.cpu_seconds:
+            cpu = cgroups.cpu_seconds() if cgroups else None
+            if cpu is not None and cpu - (cpu_base or 0) > limits.cpu_seconds:
                 outcome.cpu_exceeded = True
                 break
             for key, _ in sel.select(timeout=min(0.1, deadline - now)):
