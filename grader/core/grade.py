@@ -394,8 +394,11 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
     first = next(((i, kinds[i]) for i in run.order if i in kinds), None)
     if module is None and first is None and run.module_stdout_size > limits.output_bytes:
         first = (None, "output")
-    if module is None and first is None and not ordered:
-        first = (None, "timeout" if outcome.timed_out or outcome.cpu_exceeded else "error")
+    if module is None and first is None and not ordered and (outcome.timed_out or outcome.cpu_exceeded):
+        first = (None, "timeout")
+    # Stopped before the first case even started: top-level code hung or died.
+    in_setup = first is not None and (first[0] is None or (
+        first[0] == run.order[0] and not run.cases[first[0]].started))
     case_name = cases[first[0]].name if first and first[0] is not None else "?"
 
     if ordered and all(t.passed for t in ordered):
@@ -408,7 +411,7 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
         else:
             result.verdict = Verdict.ERROR
             result.message = _module_message(module, spec, source_lines)
-    elif module is None and run.module_stdout_size == 0 and not run.cases and (outcome.timed_out or outcome.cpu_exceeded):
+    elif first is not None and first[1] == "timeout" and in_setup:
         result.verdict = Verdict.TIMEOUT
         seconds = limits.cpu_seconds if outcome.cpu_exceeded else limits.wall_seconds
         result.message = Message(M.TIMEOUT_SETUP, {"seconds": _num(seconds)})

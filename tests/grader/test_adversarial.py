@@ -658,3 +658,29 @@ def test_syntax_error_is_an_error_with_the_line(strict):
     assert result.message.msgid == M.SYNTAX_ERROR
     assert result.message.params["line"] == 3
     assert result.counts_as_attempt
+
+
+def test_hanging_top_level_code_is_a_setup_timeout(strict, host):
+    result = run_attack(strict, host, """
+while True:
+    pass
+def attention(Q, K, V, mask=None):
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict == Verdict.TIMEOUT, dump(result)
+    assert result.message.msgid == M.TIMEOUT_SETUP
+    assert all(not t.passed for t in result.tests)
+
+
+def test_top_level_exception_shows_details_because_no_hidden_input_exists_yet(strict, host):
+    result = run_attack(strict, host, """
+import numpy as np
+W = np.ones((2, 3)) @ np.ones((2, 3))
+def attention(Q, K, V, mask=None):
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict == Verdict.ERROR, dump(result)
+    assert result.message.msgid == M.MODULE_EXCEPTION
+    assert result.message.params["exc_type"] == "ValueError"
+    assert "matmul" in result.message.params["detail"]
+    assert all(t.message.msgid == M.CASE_NOT_RUN for t in result.tests)
