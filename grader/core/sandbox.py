@@ -127,18 +127,38 @@ def _probe_mount() -> bool:
         os.rmdir(d)
 
 
+def _owner_dead(name: str) -> bool:
+    """For ``run-<pid>-...``/``job-<pid>-...`` names: is the process that made it gone?"""
+    parts = name.split("-")
+    if len(parts) < 3 or not parts[1].isdigit():
+        return False
+    return not os.path.exists(f"/proc/{parts[1]}")
+
+
 def _cleanup_stale_cgroups(parent: Path) -> None:
-    """Remove empty leftovers of runs whose host process died mid-run."""
+    """Remove leftovers of runs whose host process died mid-run (never a live process's)."""
     try:
-        children = [p for p in parent.iterdir() if p.is_dir()]
+        children = [p for p in parent.iterdir() if p.is_dir() and _owner_dead(p.name)]
     except OSError:
         return
     for child in children:
         try:
-            if not (child / "cgroup.procs").read_text().strip():
-                child.rmdir()
-        except OSError:
+            for pid in (child / "cgroup.procs").read_text().split():
+                os.kill(int(pid), signal.SIGKILL)
+            child.rmdir()
+        except (OSError, ValueError):
             pass
+
+
+def _cleanup_stale_jobs(root: Path) -> None:
+    try:
+        stale = [p for p in root.iterdir() if p.name.startswith("job-") and _owner_dead(p.name)]
+    except OSError:
+        return
+    for job in stale:
+        for mount in (job / "out", job):
+            _umount(str(mount))  # EINVAL when not a mount point: harmless
+        shutil.rmtree(job, ignore_errors=True)
 
 
 @functools.lru_cache(maxsize=1)
@@ -194,6 +214,8 @@ def environment() -> Environment:
             "per process by RLIMIT_CPU only."
         )
     can_mount = _probe_mount()
+    if can_mount:
+        _cleanup_stale_jobs(work_root())
     if not can_mount:
         warnings.append(
             "Cannot mount a size-limited tmpfs for the output directory (needs "

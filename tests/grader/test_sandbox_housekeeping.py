@@ -1,0 +1,50 @@
+"""Diagnostics and cleanup of what a crashed grader process might leave behind."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from grader.core import Verdict, sandbox_problem, sandbox_warnings
+from grader.core import sandbox as sb
+
+pytestmark = pytest.mark.sandbox
+
+
+def test_sandbox_is_available_and_fully_isolated_here():
+    assert sandbox_problem() is None
+    # On this project's machines every cgroup controller and the tmpfs mount work.
+    assert sandbox_warnings() == []
+
+
+def test_leftovers_of_dead_processes_are_removed_but_live_ones_kept(tmp_path):
+    env = sb.environment()
+    parent = env.cgroup_parents.get("pids")
+    if parent is None:
+        pytest.skip("no pids cgroup")
+    dead = parent / "run-999999999-deadbeef"
+    alive = parent / f"run-{__import__('os').getpid()}-live"
+    dead.mkdir()
+    alive.mkdir()
+    try:
+        sb._cleanup_stale_cgroups(parent)
+        assert not dead.exists()
+        assert alive.exists()
+    finally:
+        for p in (dead, alive):
+            if p.exists():
+                p.rmdir()
+    job = sb.work_root() / "job-999999999-x"
+    (job / "in").mkdir(parents=True)
+    sb._cleanup_stale_jobs(sb.work_root())
+    assert not job.exists()
+
+
+def test_run_with_no_visible_cases_is_not_reported_as_passed(attention):
+    hidden_only = dataclasses.replace(attention, cases=[dataclasses.replace(c, hidden=True) for c in attention.cases])
+    result = hidden_only.grade(attention.solution, only_visible=True)
+    assert result.verdict == Verdict.FAILED
+    assert result.tests == []
+    broken = hidden_only.grade("def attention(:\n", only_visible=True)
+    assert broken.verdict == Verdict.ERROR  # a syntax error still shows on the Run button
