@@ -1,0 +1,11 @@
+import numpy as np
+
+
+def attention(Q, K, V, mask=None):
+    d_k = Q.shape[-1]
+    S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+    if mask is not None:
+        S = np.where(mask, S, -np.inf)
+    A = np.exp(S)
+    A = A / A.sum(axis=-1, keepdims=True)
+    return A @ V
