@@ -83,11 +83,12 @@ def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> H
     previous, following = lesson.neighbours()
     items = lesson.items()
     states = states_for(request.user, [i for i in items if not i.is_exercise])
+    recording = course.is_enrolled(request.user)
     for item in items:
         if item.is_exercise:
             item.ctx = exercise_item_context(item, request.user)
         else:
-            item.ctx = item_context(item, states[item.pk], request.user)
+            item.ctx = {**item_context(item, states[item.pk], request.user), "recording": recording}
     return render(
         request,
         "courses/lesson.html",
@@ -98,7 +99,7 @@ def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> H
             "previous": previous,
             "next": following,
             "progress": progress,
-            "recording": course.is_enrolled(request.user),
+            "recording": recording,
         },
     )
 

@@ -97,24 +97,70 @@ def page(request, browser, live_server):
 
 @pytest.fixture
 def quiz(db):
-    """The fixture course with one question of every kind, imported."""
+    return _import_with_grading("quiz")
+
+
+@pytest.fixture
+def quiz_live(transactional_db):
+    """The quiz course for browser tests (committed, so the live server sees it)."""
+    return _import_with_grading("quiz")
+
+
+def _import_with_grading(slug: str):
     from courses.exercises import check_exercises
     from courses.importer import import_course
     from courses.models import Course
 
-    import_course(FIXTURES / "quiz", prepare_exercises=lambda source: check_exercises(source, build=True))
-    return Course.objects.get(slug="quiz")
+    import_course(FIXTURES / slug, prepare_exercises=lambda source: check_exercises(source, build=True))
+    return Course.objects.get(slug=slug)
 
 
 @pytest.fixture
 def lab(db):
     """The fixture course with code exercises, imported with its hidden grading data built."""
-    from courses.exercises import check_exercises
-    from courses.importer import import_course
-    from courses.models import Course
+    return _import_with_grading("lab")
 
-    import_course(FIXTURES / "lab", prepare_exercises=lambda source: check_exercises(source, build=True))
-    return Course.objects.get(slug="lab")
+
+@pytest.fixture
+def lab_live(transactional_db):
+    return _import_with_grading("lab")
+
+
+@pytest.fixture
+def grading_worker(transactional_db):
+    """A real grading worker process on the test database, stopped after the test."""
+    import signal
+    import subprocess
+    import sys
+
+    from django.db import connection
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "DIKKAT_SQLITE": str(connection.settings_dict["NAME"])}
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "grading_worker", "--no-startup-delay", "--interval", "0.2"],
+        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=open(ARTIFACTS.parent / "var" / "worker-test.log", "ab"), start_new_session=True,
+    )
+    yield process
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+@pytest.fixture
+def logged_in(page, make_user):
+    """Log a new enrolled student in through the real login form; returns a function."""
+
+    def login(course, username="ogrenci", password="Gizli-parola-2026"):
+        user = make_user(username, password=password)
+        course.enroll(user)
+        page.goto(page.base_url + "/accounts/login/")
+        page.locator("#id_username").fill(username)
+        page.locator("#id_password").fill(password)
+        page.locator("main form button[type=submit]").click()
+        page.wait_for_url(page.base_url + "/")
+        return user
+
+    return login
 
 
 @pytest.fixture

@@ -1,0 +1,9 @@
+import numpy as np
+
+
+def causal_weights(S):
+    n = S.shape[-1]
+    allowed = np.tril(np.ones((n, n), dtype=bool))
+    S = S - S.max(axis=-1, keepdims=True)
+    e = np.exp(S)
+    return e / e.sum(axis=-1, keepdims=True)

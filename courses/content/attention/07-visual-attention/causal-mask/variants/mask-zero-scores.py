@@ -1,0 +1,10 @@
+import numpy as np
+
+
+def causal_weights(S):
+    n = S.shape[-1]
+    allowed = np.tril(np.ones((n, n), dtype=bool))
+    S = np.where(allowed, S, 0.0)   # Yanlış: 0 da bir skor
+    S = S - S.max(axis=-1, keepdims=True)
+    e = np.exp(S)
+    return e / e.sum(axis=-1, keepdims=True)
