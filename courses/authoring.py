@@ -21,6 +21,7 @@ from pathlib import Path
 from .kinds import REGISTRY, SpecProblem, get_kind
 from .reveal import parse_reveal
 from .rendering import render_markdown
+from .visuals import render_visual
 from .tomlsource import TomlSource, TomlSyntaxError
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -148,8 +149,8 @@ class _Loader:
             self.problem(path, 1, "file is not valid UTF-8")
         return None
 
-    def render(self, source: TomlSource | None, path: Path, markdown: str, line: int) -> str:
-        rendered = render_markdown(markdown)
+    def render(self, source: TomlSource | None, path: Path, markdown: str, line: int, visual=None) -> str:
+        rendered = render_markdown(markdown, visual)
         for issue in rendered.issues:
             self.problem(path, line + issue.line - 1, issue.message)
         return rendered.html
@@ -258,7 +259,7 @@ class _Loader:
             order=self.order(doc, ("order",), 0),
             summary=self.string(doc, ("summary",)),
             body_source=body,
-            body_html=self.render(doc, path, body, body_line),
+            body_html=self.render(doc, path, body, body_line, visual=lambda name: render_visual(name, folder)),
             file=self.rel(path),
         )
         if not body.strip():

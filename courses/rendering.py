@@ -6,10 +6,12 @@ formulas are readable with JavaScript off.
 
 import html
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from latex2mathml.converter import convert as latex_to_mathml
 from markdown_it import MarkdownIt
+from mdit_py_plugins.container import container_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -59,7 +61,12 @@ def _highlight(code: str, lang: str, _attrs) -> str:
 
 
 
-def _markdown(issues: list[RenderIssue]) -> MarkdownIt:
+# An interactive figure: ``::: visual NAME`` … ``:::``. The named visual renders itself
+# (server-side numbers, SVG, a table that works without JavaScript); see courses/visuals.py.
+VisualRenderer = Callable[[str], tuple[str, str | None]]
+
+
+def _markdown(issues: list[RenderIssue], visual: "VisualRenderer | None" = None) -> MarkdownIt:
     # Raw HTML stays off: lesson text is Markdown, never markup that could carry scripts.
     md = MarkdownIt("commonmark", {"html": False, "highlight": _highlight, "typographer": False})
     md.enable("table")
@@ -76,6 +83,21 @@ def _markdown(issues: list[RenderIssue]) -> MarkdownIt:
 
         return rule
 
+    def render_visual(self, tokens, idx, options, env):
+        token = tokens[idx]
+        if token.nesting != 1:
+            return ""
+        name = token.info.strip().removeprefix("visual").strip()
+        if visual is None:
+            issues.append(RenderIssue(token.meta.get("line", 1), f"visual {name!r} cannot be used here"))
+            return ""
+        markup, problem = visual(name)
+        if problem:
+            issues.append(RenderIssue(token.meta.get("line", 1), problem))
+        return markup
+
+    md.use(container_plugin, "visual", render=render_visual)
+    # The container's own text (if any) is kept as a caption-less fallback paragraph.
     md.add_render_rule("math_inline", math(display=False))
     md.add_render_rule("math_inline_double", math(display=True))
     for name in ("math_block", "math_block_label", "math_block_eqno"):
@@ -83,10 +105,11 @@ def _markdown(issues: list[RenderIssue]) -> MarkdownIt:
     return md
 
 
-def render_markdown(text: str) -> Rendered:
-    """Render Markdown with $…$ / $$…$$ math and fenced code; report math problems by line."""
+def render_markdown(text: str, visual: "VisualRenderer | None" = None) -> Rendered:
+    """Render Markdown with $…$ / $$…$$ math, fenced code and ``::: visual NAME`` figures;
+    report problems by line."""
     issues: list[RenderIssue] = []
-    md = _markdown(issues)
+    md = _markdown(issues, visual)
     tokens = md.parse(text)
     # Remember each formula's line: blocks carry a map, inline formulas take the line of
     # the paragraph that holds them.
