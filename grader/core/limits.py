@@ -31,6 +31,6 @@ class Limits:
     AUTHOR_RANGES = {
         "cpu_seconds": (0.1, 30.0),
         "wall_seconds": (0.5, 60.0),
-        "memory_mb": (64, 2048),
+        "memory_mb": (128, 2048),
         "processes": (4, 256),
     }

@@ -122,8 +122,8 @@ class Runner:
         ):
             try:
                 arr = np.asarray(value)
-            except BaseException as exc:
-                return None, {"problem": "convert", "type": safe_text(lambda: type(exc).__name__, 60)}
+            except BaseException:
+                return None, {"problem": "convert", "type": safe_text(lambda: type(value).__name__, 60)}
             if type(arr) is not np.ndarray:
                 return None, {"problem": "type", "type": safe_text(lambda: type(value).__name__, 60)}
         else:

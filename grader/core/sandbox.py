@@ -58,6 +58,7 @@ CONTROLLERS = ("pids", "memory", "cpuacct")
 # bwrap itself, its init process inside the PID namespace, the runner.
 OVERHEAD_PIDS = 3
 JOB_TMPFS_BYTES = 512 * MIB
+AS_HEADROOM = 128 * MIB
 HIDDEN_PROC_FILES = (
     "kpagecount", "kpageflags", "kpagecgroup", "timer_list", "slabinfo",
     "vmallocinfo", "pagetypeinfo", "kallsyms", "keys", "key-users", "sched_debug",
@@ -464,7 +465,10 @@ def _apply_limits(pid: int, limits: Limits) -> None:
     """Set the rlimits of the (still blocked) sandbox process; its descendants inherit them."""
     # +1 s: the runner's own start (NumPy import) counts against RLIMIT_CPU too.
     cpu = max(1, math.ceil(limits.cpu_seconds)) + 1
-    memory = limits.memory_mb * MIB
+    # Address space is not memory: the interpreter, NumPy and OpenBLAS map
+    # ~100 MiB they never touch.  The headroom keeps a small memory_mb usable;
+    # the memory cgroup caps what is really used.
+    memory = limits.memory_mb * MIB + AS_HEADROOM
     resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.prlimit(pid, resource.RLIMIT_AS, (memory, memory))
     resource.prlimit(pid, resource.RLIMIT_FSIZE, (limits.file_size_bytes, limits.file_size_bytes))

@@ -48,3 +48,13 @@ def test_run_with_no_visible_cases_is_not_reported_as_passed(attention):
     assert result.tests == []
     broken = hidden_only.grade("def attention(:\n", only_visible=True)
     assert broken.verdict == Verdict.ERROR  # a syntax error still shows on the Run button
+
+
+def test_smallest_allowed_memory_limit_still_runs_numpy(attention):
+    from grader.core import Limits
+
+    low, _ = Limits.AUTHOR_RANGES["memory_mb"]
+    small = attention.with_limits(memory_mb=low)
+    assert small.grade(attention.solution).verdict == Verdict.PASSED
+    bomb = "import numpy as np\ndef attention(Q, K, V, mask=None):\n    return np.ones((4096, 4096, 2))\n"
+    assert small.grade(bomb).verdict == Verdict.MEMORY_LIMIT
