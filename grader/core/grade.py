@@ -329,10 +329,10 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
         cr = CaseResult(name=case.name, passed=False, hidden=case.hidden, weight=case.weight)
         tests[index] = cr
         crun = run.cases.get(index)
-        if module is not None or crun is None:
+        if module is not None:
             cr.message = Message(M.CASE_NOT_RUN)
             continue
-        if not crun.finished:
+        if crun is None or not crun.finished:  # None: its phase was never reached
             if stopped_at is None:  # the first unfinished case is where the program stopped
                 stopped_at = index
                 if outcome.timed_out or outcome.cpu_exceeded or signum == signal_module.SIGXCPU:
@@ -398,7 +398,7 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
         first = (None, "timeout")
     # Stopped before the first case even started: top-level code hung or died.
     in_setup = first is not None and (first[0] is None or (
-        first[0] == run.order[0] and not run.cases[first[0]].started))
+        first[0] == run.order[0] and not getattr(run.cases.get(first[0]), "started", False)))
     case_name = cases[first[0]].name if first and first[0] is not None else "?"
 
     if ordered and all(t.passed for t in ordered):

@@ -59,6 +59,8 @@ CONTROLLERS = ("pids", "memory", "cpuacct")
 OVERHEAD_PIDS = 3
 JOB_TMPFS_BYTES = 512 * MIB
 AS_HEADROOM = 128 * MIB
+# Bytes we read from the sandbox's pipes before ignoring them (the runner needs a few).
+PIPE_BUDGET = {"log": 1 << 20, "status": 4096}
 HIDDEN_PROC_FILES = (
     "kpagecount", "kpageflags", "kpagecgroup", "timer_list", "slabinfo",
     "vmallocinfo", "pagetypeinfo", "kallsyms", "keys", "key-users", "sched_debug",
@@ -688,6 +690,7 @@ def _supervise(proc, cgroups, limits, started, cpu_base, outcome, status_r, ctl_
     deadline = started + limits.wall_seconds
     log_buf = bytearray()
     status_buf = bytearray()
+    received = {"log": 0, "status": 0}
     sel = selectors.DefaultSelector()
     pidfd = os.pidfd_open(proc.pid)
     try:
@@ -710,7 +713,10 @@ def _supervise(proc, cgroups, limits, started, cpu_base, outcome, status_r, ctl_
                     continue
                 fd = key.fileobj if isinstance(key.fileobj, int) else key.fileobj.fileno()
                 chunk = os.read(fd, 65536)
-                if not chunk:
+                received[key.data] += len(chunk)
+                if not chunk or received[key.data] > PIPE_BUDGET[key.data]:
+                    # EOF, or a flood meant to keep us busy: stop listening.  A
+                    # sandbox that keeps writing then blocks on a full pipe.
                     sel.unregister(key.fileobj)
                     continue
                 if key.data == "log":

@@ -684,3 +684,26 @@ def attention(Q, K, V, mask=None):
     assert result.message.params["exc_type"] == "ValueError"
     assert "matmul" in result.message.params["detail"]
     assert all(t.message.msgid == M.CASE_NOT_RUN for t in result.tests)
+
+
+def test_flooding_the_status_pipe_does_not_keep_the_host_busy(strict, host):
+    import time
+
+    cpu0 = time.process_time()
+    result = run_attack(strict, host, """
+import os, threading
+def flood():
+    junk = b"P0\\nP1\\nR\\n" * 4096
+    for fd in range(3, 64):
+        try:
+            while True:
+                os.write(fd, junk)
+        except OSError:
+            pass
+def attention(Q, K, V, mask=None):
+    threading.Thread(target=flood, daemon=True).start()
+    import time; time.sleep(0.5)
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict in (Verdict.PASSED, Verdict.TIMEOUT), dump(result)
+    assert time.process_time() - cpu0 < 2.0
