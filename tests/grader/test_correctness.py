@@ -246,3 +246,28 @@ def test_script_shape_message_uses_axis_names(script_exercise):
     assert result.tests[0].message.render() == (
         "Y has the wrong shape: expected (n_q, d_v) = (3, 3), got (3, 2)."
     )
+
+
+def test_cli_grades_an_exercise_folder(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from grader_testkit import FIXTURES
+
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text((FIXTURES / "softmax_script" / "solution.py").read_text().replace("axis=1", "axis=0"))
+    ok = subprocess.run(
+        [sys.executable, "-m", "grader.core", str(FIXTURES / "softmax_script"),
+         str(FIXTURES / "softmax_script" / "solution.py"), "--json"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["verdict"] == "passed"
+    bad = subprocess.run(
+        [sys.executable, "-m", "grader.core", str(FIXTURES / "softmax_script"), str(wrong)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert bad.returncode == 1
+    assert bad.stdout.startswith("failed")
+    assert "should each sum to 1" in bad.stdout
