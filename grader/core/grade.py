@@ -75,6 +75,7 @@ class GradeResult:
     duration_ms: int = 0
     message: Message | None = None
     misconception: str | None = None
+    cpu_ms: int | None = None  # CPU used inside the sandbox (cgroup cpuacct), when measurable
 
     @property
     def counts_as_attempt(self) -> bool:
@@ -388,7 +389,7 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
     score = sum(t.weight for t in ordered if t.passed) / total_weight
     visible_stdout = _visible_stdout(run, cases, limits.output_bytes, author)
     result = GradeResult(verdict=Verdict.FAILED, score=round(score, 6), tests=ordered,
-                         stdout=visible_stdout, duration_ms=outcome.wall_ms)
+                         stdout=visible_stdout, duration_ms=outcome.wall_ms, cpu_ms=outcome.cpu_ms)
 
     # The verdict is the first thing that went wrong, in the order the cases ran.
     first = next(((i, kinds[i]) for i in run.order if i in kinds), None)

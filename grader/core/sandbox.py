@@ -71,6 +71,10 @@ class SandboxUnavailable(RuntimeError):
     """bubblewrap (or another required piece) cannot run here: nothing is executed unsandboxed."""
 
 
+class SandboxFailed(RuntimeError):
+    """The sandbox died before the runner was ready: our fault, never the submission's."""
+
+
 @dataclass(frozen=True)
 class Environment:
     """What the sandbox needs from this host, discovered once per process."""
@@ -437,6 +441,7 @@ class RunOutcome:
     phases_collected: int = 0
     collected: list[Any] = field(default_factory=list)
     log_tail: str = ""
+    runner_ready: bool = False  # the runner said "R" (it had imported NumPy; no student code yet)
 
     @property
     def signal(self) -> int | None:
@@ -527,6 +532,7 @@ class Sandbox:
         self.proc: subprocess.Popen | None = None
         self.fds: list[int] = []
         self.used = False
+        self.warm = False
         try:
             self._spawn(env)
         except BaseException:
@@ -559,10 +565,15 @@ class Sandbox:
             os.close(fd)
             self.fds.remove(fd)
         child = _read_child_pid(info_r, 10.0)
-        for pid in (self.proc.pid, child):
-            self.cgroups.add(pid)
-        _apply_limits(child, limits)
-        os.write(block_w, b"g")
+        try:
+            for pid in (self.proc.pid, child):
+                self.cgroups.add(pid)
+            _apply_limits(child, limits)
+            os.write(block_w, b"g")
+        except (ProcessLookupError, BrokenPipeError) as exc:
+            self.proc.wait()
+            err = self.proc.stdout.read(4000).decode(errors="replace") if self.proc.stdout else ""
+            raise SandboxFailed(f"bubblewrap exited during setup ({exc}): {err}") from None
 
     def wait_warm(self, timeout: float = 10.0) -> bool:
         """Block until the runner has imported NumPy (it says ``R``); False on timeout or death."""
@@ -579,6 +590,7 @@ class Sandbox:
                 if not chunk:
                     return False
                 data += chunk
+        self.warm = True
         return True
 
     def alive(self) -> bool:
@@ -611,6 +623,12 @@ class Sandbox:
             _supervise(self.proc, self.cgroups, self.limits, started, cpu_base, outcome, self.status_r,
                        self.ctl_w, self.in_dir, self.out_dir, phases, collect)
             self._stop(outcome, cpu_base)
+            outcome.runner_ready = outcome.runner_ready or self.warm
+            if not outcome.runner_ready:
+                raise SandboxFailed(
+                    f"the sandbox ended before its runner was ready (exit {outcome.exit_code}): "
+                    f"{outcome.log_tail[-2000:]}"
+                )
             # Every process is gone: the outputs can no longer change under us.
             if outcome.phases_collected < len(phases):
                 with OutputDir(str(self.out_dir)) as out:
@@ -715,10 +733,9 @@ def _supervise(proc, cgroups, limits, started, cpu_base, outcome, status_r, ctl_
                 chunk = os.read(fd, 65536)
                 received[key.data] += len(chunk)
                 if not chunk or received[key.data] > PIPE_BUDGET[key.data]:
-                    # EOF, or a flood meant to keep us busy: stop listening.  A
-                    # sandbox that keeps writing then blocks on a full pipe.
+                    # EOF, or a flood meant to keep us busy: stop listening after
+                    # this chunk.  A sandbox that keeps writing then blocks.
                     sel.unregister(key.fileobj)
-                    continue
                 if key.data == "log":
                     # Kept only for the server log, capped; never shown or trusted.
                     log_buf += chunk[: max(0, 8192 - len(log_buf))]
@@ -728,7 +745,9 @@ def _supervise(proc, cgroups, limits, started, cpu_base, outcome, status_r, ctl_
                     line, _, rest = bytes(status_buf).partition(b"\n")
                     status_buf[:] = rest
                     p = outcome.phases_collected
-                    if line == b"P%d" % p and p + 1 < len(phases):
+                    if line == b"R":
+                        outcome.runner_ready = True
+                    elif line == b"P%d" % p and p + 1 < len(phases):
                         with OutputDir(str(out_dir)) as out:
                             outcome.collected.append(collect(out, p))
                         outcome.phases_collected += 1

@@ -58,3 +58,17 @@ def test_smallest_allowed_memory_limit_still_runs_numpy(attention):
     assert small.grade(attention.solution).verdict == Verdict.PASSED
     bomb = "import numpy as np\ndef attention(Q, K, V, mask=None):\n    return np.ones((4096, 4096, 2))\n"
     assert small.grade(bomb).verdict == Verdict.MEMORY_LIMIT
+
+
+def test_a_sandbox_that_fails_to_start_is_an_internal_error_not_the_students(attention, monkeypatch, caplog):
+    real = sb._bwrap_args
+
+    def broken(*args, **kwargs):
+        return real(*args, **kwargs)[:-1] + ["--ro-bind", "/nonexistent-dikkat", "/x", "--"]
+
+    monkeypatch.setattr(sb, "_bwrap_args", broken)
+    result = attention.grade(attention.solution)
+    assert result.verdict == Verdict.INTERNAL_ERROR
+    assert not result.counts_as_attempt
+    assert "bubblewrap exited during setup" in caplog.text or "before its runner was ready" in caplog.text
+    assert "nonexistent-dikkat" in caplog.text  # bwrap's own complaint reaches the server log
