@@ -598,6 +598,7 @@ def test_hidden_inputs_cannot_be_exfiltrated(strict, host):
     result = run_attack(strict, host, """
 import os, threading, time
 calls = []
+box = []
 def leak(text):
     for path in ("/out/case-000.stdout", "/out/module.stdout"):
         try:
@@ -608,9 +609,17 @@ def leak(text):
 def attention(Q, K, V, mask=None):
     calls.append(1)
     if len(calls) <= 2:                      # the visible cases run first
-        threading.Thread(target=lambda: [leak("LEAK-late"), time.sleep(0.01)] and None, daemon=True)
+        if len(calls) == 1:                  # a thread that keeps appending to the visible files
+            def late():
+                for _ in range(300):
+                    if box:                  # hidden data has arrived: smuggle it into visible files
+                        leak("LEAK-late" + repr(box))
+                    time.sleep(0.005)
+            threading.Thread(target=late, daemon=True).start()
         return _correct(Q, K, V, mask)
     text = "LEAK" + repr(Q.tolist())
+    box.append(text)
+    time.sleep(0.05)
     print(text)
     leak(text)
     if os.path.exists("/job"):
