@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 PY := .venv/bin/python
 
-.PHONY: setup run test test-fast bench lock clean
+.PHONY: setup run test test-fast test-postgres bench lock clean
 
 setup:
 	@scripts/setup.sh
@@ -11,8 +11,17 @@ setup:
 run: setup
 	@$(PY) manage.py serve
 
+# The whole suite on the embedded SQLite, then the queue and concurrency tests again on a
+# real PostgreSQL server (scripts/postgres.sh installs and starts a throw-away one).
 test: setup
 	@$(PY) -m pytest
+	@$(MAKE) --no-print-directory test-postgres
+
+test-postgres: setup
+	@url=$$(scripts/postgres.sh start) || exit 1; \
+	echo "==> Queue tests on PostgreSQL ($$url)"; \
+	DATABASE_URL=$$url $(PY) -m pytest -m queue -p no:cacheprovider; status=$$?; \
+	scripts/postgres.sh stop; exit $$status
 
 # Everything but the browser tests, for a quick loop while developing.
 test-fast: setup

@@ -70,7 +70,9 @@ def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT) -> Acc
                 retry_after=5,
             )
         submission = Submission.objects.create(
-            user=user, exercise=exercise, mode=mode, code=code, code_hash=code_hash,
+            # PostgreSQL text cannot hold NUL; such code is rejected below anyway, and the
+            # stored copy marks where the NULs were.
+            user=user, exercise=exercise, mode=mode, code=code.replace("\x00", "\ufffd"), code_hash=code_hash,
         )
         problem = check_source(code, parse_spec(exercise.spec))
         if problem is not None:

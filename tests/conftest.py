@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from dikkat_support import worker_env
+
 FIXTURES = Path(__file__).parent / "fixtures"
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 
@@ -59,8 +61,10 @@ def pytest_runtest_makereport(item, call):
 
 # --- Browser tests: Playwright driving Debian's chromium ------------------------------------
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    # Module scope: chromium and Playwright's driver end with the browser test modules, so
+    # the grader's tests (which check that no stray child process exists) start clean.
     from playwright.sync_api import sync_playwright
 
     if not Path("/usr/bin/chromium").exists():
@@ -133,10 +137,8 @@ def grading_worker(transactional_db):
     import subprocess
     import sys
 
-    from django.db import connection
-
     root = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "DIKKAT_SQLITE": str(connection.settings_dict["NAME"])}
+    env = worker_env()
     process = subprocess.Popen(
         [sys.executable, "manage.py", "grading_worker", "--no-startup-delay", "--interval", "0.2"],
         cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=open(ARTIFACTS.parent / "var" / "worker-test.log", "ab"), start_new_session=True,

@@ -1,6 +1,5 @@
 """Submissions: stored first, queued on commit, graded by a worker, never lost or overwritten."""
 
-import json
 import os
 import signal
 import subprocess
@@ -16,7 +15,9 @@ from grader.grading import _store_result, claim, submit, sweep
 from grader.core import GradeResult, Verdict
 from grader.models import Submission
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.sandbox]
+from dikkat_support import worker_env
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.sandbox, pytest.mark.queue]
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -171,13 +172,10 @@ def _start_worker(env):
 
 def test_worker_killed_mid_grade_is_requeued_and_graded_by_another(alice, lab, settings):
     """A real worker process is SIGKILLed while grading; a second one picks the work up."""
-    from django.db import connection
-
     slow = lab.exercises.get(slug="slow")
     code = "import time\ntime.sleep(2.5)\ntotal = x.sum()\n"
     submission = submit(alice, slow, code).submission
-    env = {**os.environ, "DIKKAT_SQLITE": str(connection.settings_dict["NAME"]),
-           "GRADING_LEASE_MARGIN": "0", "GRADING_SWEEP_INTERVAL": "1"}
+    env = worker_env(GRADING_LEASE_MARGIN="0", GRADING_SWEEP_INTERVAL="1")
     first = _start_worker(env)
     try:
         deadline = time.monotonic() + 30
