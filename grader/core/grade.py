@@ -442,10 +442,6 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
     return result
 
 
-_EXCEPTION_IDS = {M.CASE_EXCEPTION, M.CASE_EXCEPTION_NO_LINE, M.CASE_EXCEPTION_HIDDEN,
-                  M.CASE_EXCEPTION_HIDDEN_NO_LINE, M.CASE_SYSTEM_EXIT}
-
-
 def _num(x: float) -> str:
     return f"{x:g}"
 
@@ -459,8 +455,6 @@ def _module_message(module: dict, spec: ExerciseSpec, source_lines: int) -> Mess
         return Message(M.MISSING_FUNCTION, {"function": spec.function})
     if status == "not_callable":
         return Message(M.NOT_CALLABLE, {"function": spec.function})
-    if status == "exit":
-        return Message(M.EXITED_EARLY, {"case": "-"})
     # Top-level code runs before any hidden input exists, so details are safe to show.
     return Message(M.MODULE_EXCEPTION, {
         "exc_type": module.get("exc_type") or "Exception",

@@ -271,3 +271,10 @@ def test_cli_grades_an_exercise_folder(tmp_path):
     assert bad.returncode == 1
     assert bad.stdout.startswith("failed")
     assert "should each sum to 1" in bad.stdout
+
+
+def test_sys_exit_at_top_level_is_reported_as_such(attention):
+    result = attention.grade("import sys\nsys.exit(0)\ndef attention(Q, K, V, mask=None):\n    return Q\n")
+    assert result.verdict == Verdict.ERROR
+    assert result.message.msgid == M.MODULE_EXCEPTION
+    assert result.message.params["exc_type"] == "SystemExit" and result.message.params["line"] == 2
