@@ -26,7 +26,7 @@ class Command(BaseCommand):
             python, "-m", "gunicorn", "config.wsgi", "--bind", bind,
             "--workers", str(web_workers), "--threads", "4", "--access-logfile", "-",
         ]
-        worker_cmd = [python, manage, "db_worker", "--no-startup-delay"]
+        worker_cmd = [python, manage, "grading_worker", "--no-startup-delay"]
         processes: dict[str, tuple[list[str], subprocess.Popen]] = {}
 
         def start(name: str, cmd: list[str]) -> None:
