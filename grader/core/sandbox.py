@@ -23,7 +23,9 @@ verdict: callers read the output directory through results.OutputDir.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import functools
+import hashlib
 import json
 import logging
 import math
@@ -32,6 +34,7 @@ import resource
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -80,11 +83,14 @@ class Environment:
     """What the sandbox needs from this host, discovered once per process."""
 
     bwrap: str
-    python: str  # the real interpreter binary (not the venv symlink)
-    python_prefix: str  # directory bound read-only at the same path
-    numpy_dirs: tuple[tuple[str, str], ...]  # (host path, path inside)
+    python: str  # the real interpreter binary (not the venv symlink), same path inside
+    binds: tuple[tuple[str, str], ...]  # read-only binds (host source, path inside)
     cgroup_parents: dict[str, Path] = field(hash=False)
     can_mount_tmpfs: bool = False
+    # The unprivileged host uid bwrap runs as (via setpriv); None: the caller's uid.
+    host_uid: int | None = None
+    setpriv: str | None = None
+    prlimit: str | None = None  # util-linux prlimit, sets the rlimits before setpriv drops root
     warnings: tuple[str, ...] = ()
 
 
@@ -111,14 +117,65 @@ MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
 MNT_DETACH = 2
 
 
-def _mount_tmpfs(path: str, size: int) -> bool:
-    opts = f"size={size},mode=0700,nr_inodes=4096".encode()
+def _mount_tmpfs(path: str, size: int, uid: int | None = None) -> bool:
+    owner = f",uid={uid},gid={uid}" if uid is not None else ""
+    opts = f"size={size},mode=0700,nr_inodes=4096{owner}".encode()
     res = _libc().mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts)
     return res == 0
 
 
 def _umount(path: str) -> None:
     _libc().umount2(path.encode(), MNT_DETACH)
+
+
+MS_RDONLY, MS_REMOUNT, MS_BIND = 1, 32, 4096
+ALIAS_ROOT = Path("/run/dikkat-grader")
+
+
+def _world_traversable(path: str) -> bool:
+    """Can any uid reach ``path`` (search permission on it and every ancestor)?"""
+    current = Path(path)
+    for directory in [current, *current.parents]:
+        try:
+            if not os.stat(directory).st_mode & stat.S_IXOTH:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _source_for_nobody(path: str, name: str) -> str:
+    """``path`` itself when an unprivileged uid can reach it, else a read-only bind
+    mount of it under /run/dikkat-grader (made once per boot; needs root).
+
+    bwrap resolves bind sources as the uid it runs as, so an interpreter under
+    /root (pyenv) would otherwise be out of reach for the sandbox's uid.
+    """
+    if _world_traversable(path):
+        return path
+    digest = hashlib.sha256(path.encode()).hexdigest()[:12]
+    alias = ALIAS_ROOT / f"{name}-{digest}"
+    ALIAS_ROOT.mkdir(mode=0o755, exist_ok=True)
+    os.chmod(ALIAS_ROOT, 0o755)
+    # Several grader processes may start at once: one mounts, the others see it.
+    with open(ALIAS_ROOT / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.ismount(alias):
+            _bind_read_only(path, alias)
+    if not _world_traversable(str(alias)):
+        raise OSError(f"{alias} is not reachable by an unprivileged uid")
+    return str(alias)
+
+
+def _bind_read_only(path: str, alias: Path) -> None:
+    alias.mkdir(mode=0o755, exist_ok=True)
+    libc = _libc()
+    if libc.mount(path.encode(), str(alias).encode(), None, MS_BIND, None) != 0:
+        raise OSError(ctypes.get_errno(), f"cannot bind-mount {path} at {alias}")
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV
+    if libc.mount(None, str(alias).encode(), None, flags, None) != 0:
+        _umount(str(alias))
+        raise OSError(ctypes.get_errno(), f"cannot make {alias} read-only")
 
 
 def _probe_mount() -> bool:
@@ -184,12 +241,32 @@ def environment() -> Environment:
             "run the grader from a normal CPython installation or venv."
         )
     numpy_dir = os.path.dirname(os.path.realpath(np.__file__))
-    numpy_dirs = [(numpy_dir, f"{SITE_IN_SANDBOX}/numpy")]
+    binds = [] if prefix.startswith("/usr/") else [(prefix, prefix)]
+    binds.append((numpy_dir, f"{SITE_IN_SANDBOX}/numpy"))
     libs = os.path.join(os.path.dirname(numpy_dir), "numpy.libs")
     if os.path.isdir(libs):
-        numpy_dirs.append((libs, f"{SITE_IN_SANDBOX}/numpy.libs"))
+        binds.append((libs, f"{SITE_IN_SANDBOX}/numpy.libs"))
+    runner_dir = str(RUNNER_PATH.parent)
 
     warnings = []
+    host_uid = None
+    setpriv = shutil.which("setpriv", path="/usr/bin:/bin")
+    prlimit = shutil.which("prlimit", path="/usr/bin:/bin")
+    if os.geteuid() == 0:
+        # Run bwrap itself as an unprivileged uid, so that the sandbox's user is
+        # "nobody" on the host too, not root behind a user namespace.
+        try:
+            if not setpriv or not prlimit:
+                raise OSError("setpriv or prlimit (util-linux) is not installed")
+            binds = [(_source_for_nobody(src, Path(dst).name), dst) for src, dst in binds]
+            runner_dir = _source_for_nobody(runner_dir, "grader-core")
+            host_uid = SANDBOX_UID
+        except OSError as exc:
+            warnings.append(
+                f"The sandbox runs as the host's root uid behind a user namespace ({exc}); "
+                "install util-linux's setpriv and let the grader bind-mount under /run, "
+                "or run the grader as an unprivileged user."
+            )
     parents: dict[str, Path] = {}
     if os.geteuid() == 0:
         for controller in CONTROLLERS:
@@ -229,13 +306,17 @@ def environment() -> Environment:
             "root): a run may fill the disk of the work directory up to its "
             "per-file limit times the number of files."
         )
+    # Only the runner file, not the rest of the grader's code.
+    binds.append((os.path.join(runner_dir, RUNNER_PATH.name), "/grader/runner.py"))
     return Environment(
         bwrap=bwrap,
         python=python,
-        python_prefix=prefix,
-        numpy_dirs=tuple(numpy_dirs),
+        binds=tuple(binds),
         cgroup_parents=parents,
         can_mount_tmpfs=can_mount,
+        host_uid=host_uid,
+        setpriv=setpriv if host_uid is not None else None,
+        prlimit=prlimit if host_uid is not None else None,
         warnings=tuple(warnings),
     )
 
@@ -248,6 +329,8 @@ def _probe() -> str | None:
     except (SandboxUnavailable, seccomp.SeccompUnavailable) as exc:
         return str(exc)[0].upper() + str(exc)[1:]
     with tempfile.TemporaryDirectory(prefix="dikkat-probe-") as d:
+        if env.host_uid is not None:
+            os.chown(d, env.host_uid, env.host_uid)
         args = _bwrap_args(env, Path(d), Path(d), Limits(), seccomp_fd=None)
         argv = args + [env.python, "-I", "-S", "-c", "import sys; sys.exit(0 if sys.flags.isolated else 3)"]
         try:
@@ -277,9 +360,17 @@ def sandbox_warnings() -> list[str]:
         return [str(exc)]
 
 
-def _bwrap_args(env: Environment, in_dir: Path, out_dir: Path, limits: Limits, seccomp_fd: int | None) -> list[str]:
-    a = [
+def _bwrap_args(env: Environment, in_dir: Path, out_dir: Path, limits: Limits, seccomp_fd: int | None,
+                extra: tuple[str, ...] = ()) -> list[str]:
+    prefix = []
+    if env.host_uid is not None:
+        # Limits first (lowering needs no privilege), then drop to the unprivileged
+        # uid, then bwrap: two tiny execs instead of a Python preexec_fn.
+        prefix = [env.prlimit, *_rlimit_options(limits), "--",
+                  env.setpriv, f"--reuid={env.host_uid}", f"--regid={env.host_uid}", "--clear-groups", "--"]
+    a = prefix + [
         env.bwrap,
+        *extra,
         "--unshare-all", "--unshare-user",  # user, ipc, pid, net, uts, cgroup
         "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
         "--disable-userns",
@@ -301,12 +392,9 @@ def _bwrap_args(env: Environment, in_dir: Path, out_dir: Path, limits: Limits, s
             a += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             a += ["--ro-bind", path, path]
-    if not env.python_prefix.startswith("/usr/"):
-        a += ["--ro-bind", env.python_prefix, env.python_prefix]
-    for host, inside in env.numpy_dirs:
+    for host, inside in env.binds:
         a += ["--ro-bind", host, inside]
     a += [
-        "--ro-bind", str(RUNNER_PATH), "/grader/runner.py",
         "--ro-bind", str(in_dir), "/job",
         "--bind", str(out_dir), "/out",
         "--proc", "/proc",
@@ -453,14 +541,22 @@ class RunOutcome:
         return None
 
 
+def _open_readable(path: Path):
+    """A new file readable by the sandbox's uid whatever our umask is."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    os.fchmod(fd, 0o644)
+    return os.fdopen(fd, "wb")
+
+
 def _save_npy(path: Path, arr: np.ndarray) -> None:
-    with open(path, "wb") as f:
+    with _open_readable(path) as f:
         np.lib.format.write_array(f, np.ascontiguousarray(arr), allow_pickle=False)
 
 
 def _stage_inputs(in_dir: Path, phase: int, cases: list[tuple[int, dict[str, np.ndarray]]]) -> None:
     d = in_dir / f"p{phase}.tmp"
     d.mkdir()
+    os.chmod(d, 0o755)
     for index, inputs in cases:
         for name, arr in inputs.items():
             _save_npy(d / f"{index:03d}.{name}.npy", arr)
@@ -468,19 +564,32 @@ def _stage_inputs(in_dir: Path, phase: int, cases: list[tuple[int, dict[str, np.
     d.rename(in_dir / f"p{phase}")
 
 
-def _apply_limits(pid: int, limits: Limits) -> None:
-    """Set the rlimits of the (still blocked) sandbox process; its descendants inherit them."""
+def _rlimits(limits: Limits) -> dict[int, tuple[int, int]]:
     # +1 s: the runner's own start (NumPy import) counts against RLIMIT_CPU too.
     cpu = max(1, math.ceil(limits.cpu_seconds)) + 1
     # Address space is not memory: the interpreter, NumPy and OpenBLAS map
     # ~100 MiB they never touch.  The headroom keeps a small memory_mb usable;
     # the memory cgroup caps what is really used.
     memory = limits.memory_mb * MIB + AS_HEADROOM
-    resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
-    resource.prlimit(pid, resource.RLIMIT_AS, (memory, memory))
-    resource.prlimit(pid, resource.RLIMIT_FSIZE, (limits.file_size_bytes, limits.file_size_bytes))
-    resource.prlimit(pid, resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
-    resource.prlimit(pid, resource.RLIMIT_CORE, (0, 0))
+    return {
+        resource.RLIMIT_CPU: (cpu, cpu + 1),
+        resource.RLIMIT_AS: (memory, memory),
+        resource.RLIMIT_FSIZE: (limits.file_size_bytes, limits.file_size_bytes),
+        resource.RLIMIT_NOFILE: (limits.open_files, limits.open_files),
+        resource.RLIMIT_CORE: (0, 0),
+    }
+
+
+def _rlimit_options(limits: Limits) -> list[str]:
+    names = {resource.RLIMIT_CPU: "cpu", resource.RLIMIT_AS: "as", resource.RLIMIT_FSIZE: "fsize",
+             resource.RLIMIT_NOFILE: "nofile", resource.RLIMIT_CORE: "core"}
+    return [f"--{names[r]}={soft}:{hard}" for r, (soft, hard) in _rlimits(limits).items()]
+
+
+def _apply_limits(pid: int, limits: Limits) -> None:
+    """Set the rlimits of the (still blocked) sandbox process, same uid as ours; descendants inherit them."""
+    for res, value in _rlimits(limits).items():
+        resource.prlimit(pid, res, value)
 
 
 def _read_child_pid(fd: int, timeout: float) -> int:
@@ -503,7 +612,10 @@ def _read_child_pid(fd: int, timeout: float) -> int:
 def work_root() -> Path:
     """Where per-run job directories are made: $DIKKAT_GRADER_WORK or <tmp>/dikkat-grader."""
     root = Path(os.environ.get("DIKKAT_GRADER_WORK") or Path(tempfile.gettempdir()) / "dikkat-grader")
-    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    root.mkdir(mode=0o711, parents=True, exist_ok=True)
+    # Traversable but not listable: the sandbox's uid must reach its own job directory.
+    if root.stat().st_uid == os.geteuid() and root.stat().st_mode & 0o777 != 0o711:
+        os.chmod(root, 0o711)
     return root
 
 
@@ -520,14 +632,20 @@ class Sandbox:
         env = environment()
         self.limits = limits
         self.spawned_at = time.monotonic()
+        uid = env.host_uid
         self.job_dir = Path(tempfile.mkdtemp(prefix=f"job-{os.getpid()}-", dir=work_root()))
         # The job's files live in RAM: creating and deleting them on disk cost
         # more than the mount.  Inputs are written by us, so the cap is generous.
-        self.mounted_job = env.can_mount_tmpfs and _mount_tmpfs(str(self.job_dir), JOB_TMPFS_BYTES)
+        self.mounted_job = env.can_mount_tmpfs and _mount_tmpfs(str(self.job_dir), JOB_TMPFS_BYTES, uid)
+        if uid is not None and not self.mounted_job:
+            os.chown(self.job_dir, uid, uid)
         self.in_dir, self.out_dir = self.job_dir / "in", self.job_dir / "out"
         self.in_dir.mkdir()
+        os.chmod(self.in_dir, 0o755)  # ours, readable (not writable) by the sandbox
         self.out_dir.mkdir(mode=0o700)
-        self.mounted = env.can_mount_tmpfs and _mount_tmpfs(str(self.out_dir), limits.output_dir_bytes)
+        self.mounted = env.can_mount_tmpfs and _mount_tmpfs(str(self.out_dir), limits.output_dir_bytes, uid)
+        if uid is not None and not self.mounted:
+            os.chown(self.out_dir, uid, uid)
         self.cgroups: _Cgroups | None = None
         self.proc: subprocess.Popen | None = None
         self.fds: list[int] = []
@@ -548,14 +666,14 @@ class Sandbox:
         block_r, block_w = os.pipe()
         self.fds += [self.ctl_r, self.ctl_w, self.status_r, self.status_w, seccomp_fd, info_r, info_w, block_r, block_w]
         self.cgroups = _Cgroups(env, limits)
-        argv = _bwrap_args(env, self.in_dir, self.out_dir, limits, seccomp_fd) + [
-            env.python, "-I", "-S", "-B", "/grader/runner.py", str(self.ctl_r), SITE_IN_SANDBOX, str(self.status_w),
-        ]
         # bwrap reports the sandbox's pid on --info-fd and then waits on
         # --block-fd before running anything inside: the gap in which we put
         # it into the cgroups and set its rlimits.  No preexec_fn, so the
         # spawn is a cheap vfork even from a large host process.
-        argv[1:1] = ["--info-fd", str(info_w), "--block-fd", str(block_r)]
+        sync = ("--info-fd", str(info_w), "--block-fd", str(block_r))
+        argv = _bwrap_args(env, self.in_dir, self.out_dir, limits, seccomp_fd, sync) + [
+            env.python, "-I", "-S", "-B", "/grader/runner.py", str(self.ctl_r), SITE_IN_SANDBOX, str(self.status_w),
+        ]
         passed = (seccomp_fd, self.ctl_r, self.status_w, info_w, block_r)
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -568,7 +686,8 @@ class Sandbox:
         try:
             for pid in (self.proc.pid, child):
                 self.cgroups.add(pid)
-            _apply_limits(child, limits)
+            if env.host_uid is None:  # else prlimit(1) set them before bwrap started
+                _apply_limits(child, limits)
             os.write(block_w, b"g")
         except (ProcessLookupError, BrokenPipeError) as exc:
             self.proc.wait()
@@ -611,11 +730,13 @@ class Sandbox:
         try:
             job = dict(job, ctl_fd=self.ctl_r, status_fd=self.status_w,
                        phases=[[{"index": i, "inputs": sorted(inp)} for i, inp in ph] for ph in phases])
-            (self.in_dir / "code.py").write_text(code, encoding="utf-8")
+            with _open_readable(self.in_dir / "code.py") as f:
+                f.write(code.encode("utf-8"))
             if phases:
                 _stage_inputs(self.in_dir, 0, phases[0])
             tmp = self.in_dir / "job.json.tmp"
-            tmp.write_text(json.dumps(job))
+            with _open_readable(tmp) as f:
+                f.write(json.dumps(job).encode())
             tmp.rename(self.in_dir / "job.json")
             # CPU spent importing NumPy before the job is not the student's.
             cpu_base = self.cgroups.cpu_seconds() if self.cgroups else None

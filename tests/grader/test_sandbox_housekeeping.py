@@ -72,3 +72,25 @@ def test_a_sandbox_that_fails_to_start_is_an_internal_error_not_the_students(att
     assert not result.counts_as_attempt
     assert "bubblewrap exited during setup" in caplog.text or "before its runner was ready" in caplog.text
     assert "nonexistent-dikkat" in caplog.text  # bwrap's own complaint reaches the server log
+
+
+def test_sandbox_processes_are_an_unprivileged_host_user_with_limits(attention):
+    env = sb.environment()
+    if env.host_uid is None:
+        pytest.skip("this host runs the sandbox as the caller's uid: " + " ".join(env.warnings))
+    sandbox = sb.Sandbox(attention.spec.limits)
+    try:
+        assert sandbox.wait_warm(20)
+        members = sandbox.cgroups.members()
+        assert members, "the sandbox is in its cgroups"
+        for pid in members:
+            status = open(f"/proc/{pid}/status").read()
+            uid_line = next(line for line in status.splitlines() if line.startswith("Uid:"))
+            assert set(uid_line.split()[1:]) == {str(env.host_uid)}, uid_line
+            assert "CapEff:\t0000000000000000" in status
+        limits = open(f"/proc/{members[-1]}/limits").read()
+        assert "Max file size             16777216" in limits
+        assert "Max open files            256" in limits
+    finally:
+        sandbox.destroy()
+    assert sandbox.cgroups is None and not sandbox.job_dir.exists()
