@@ -4,6 +4,19 @@ Each visual is a function ``(lesson_dir) -> html`` registered under its name. It
 its numbers with NumPy at import time (from data files kept in the lesson's folder), and
 returns markup that reads on its own without JavaScript (a table, an SVG); the small
 script in static/js/visuals.js makes it interactive. Raise VisualError for author mistakes.
+
+The figures read ``toy.toml`` in the lesson folder (see courses/content/attention/
+07-visual-attention/toy.toml for a commented example):
+
+- ``features``: 2–4 names, one per embedding dimension; the first two name the blend plane.
+- ``[embeddings]``: ``token = [numbers]`` for every token used in a sentence.
+- ``[weights]``: ``W_q`` and ``W_k`` (features × d_k) and ``W_v`` (features × 2).
+- ``[[sentences]]``: ``id``, ``label``, ``text``, ``tokens`` (2–10) and ``focus`` (one of them);
+  used by ``heatmap`` (causal self-attention) and ``blend`` (focus + Σ a_j v_j).
+- ``[rotate]``: ``keys`` (2–5 pairs), optional ``labels``, ``query_length`` (1), ``scaled``
+  (false: softmax(q·k); true: ÷√2), ``start`` angle and the table's ``angles`` (degrees).
+- ``[playground]`` (optional; without it the scaled-dot-product lesson's example): ``Q``, ``K``,
+  ``V`` (at most 4×4) and ``causal``.
 """
 
 import hashlib
@@ -56,9 +69,9 @@ def softmax_rows(scores: np.ndarray) -> np.ndarray:
     return weights / weights.sum(axis=-1, keepdims=True)
 
 
-def causal_mask(n: int) -> np.ndarray:
+def causal_mask(n_q: int, n_k: int | None = None) -> np.ndarray:
     """True where query i may look at key j (j <= i)."""
-    return np.tril(np.ones((n, n), dtype=bool))
+    return np.tril(np.ones((n_q, n_q if n_k is None else n_k), dtype=bool))
 
 
 def attention_steps(Q, K, V, *, causal: bool = False) -> dict[str, np.ndarray]:
@@ -67,7 +80,7 @@ def attention_steps(Q, K, V, *, causal: bool = False) -> dict[str, np.ndarray]:
     scores = Q @ K.T
     scaled = scores / np.sqrt(Q.shape[-1])
     if causal:
-        scaled = np.where(causal_mask(len(Q))[:, : len(K)], scaled, -np.inf)
+        scaled = np.where(causal_mask(len(Q), len(K)), scaled, -np.inf)
     weights = softmax_rows(scaled)
     return {"scores": scores, "scaled": scaled, "weights": weights, "output": weights @ V}
 
@@ -290,8 +303,16 @@ def _heatmap_readout(sentence: Sentence, weights: np.ndarray, row: int) -> str:
     return text
 
 
-def _heatmap_svg(uid: str, sentence: Sentence, weights: np.ndarray, size: int) -> str:
-    cell, left, top = 46, 104, 92
+def _heatmap_layout(sentences: list[Sentence]) -> tuple[int, int, int]:
+    """(rows, left margin, top margin) shared by all panels, so switching never resizes."""
+    longest = max(len(t) for s in sentences for t in s.tokens)
+    # About 7.5 px a character at 13 px; column labels are turned 40°.
+    return max(len(s.tokens) for s in sentences), 18 + round(7.5 * longest), 18 + round(4.9 * longest)
+
+
+def _heatmap_svg(uid: str, sentence: Sentence, weights: np.ndarray, layout: tuple[int, int, int]) -> str:
+    cell = 46
+    size, left, top = layout
     width, height = left + size * cell + 12, top + size * cell + 12
     n, focus = len(sentence.tokens), sentence.focus
     hatch = f"{uid}-{sentence.id}-hatch"
@@ -357,7 +378,7 @@ def _weights_table(sentence: Sentence, weights: np.ndarray) -> str:
 def heatmap(lesson_dir: Path) -> str:
     model = load_toy_model(lesson_dir)
     uid = _uid(lesson_dir, "heatmap")
-    size = max(len(s.tokens) for s in model.sentences)
+    layout = _heatmap_layout(model.sentences)
     data, panels = {"sentences": []}, []
     for index, sentence in enumerate(model.sentences):
         weights = model.self_attention(sentence)["weights"]
@@ -371,7 +392,7 @@ def heatmap(lesson_dir: Path) -> str:
         panels.append(
             f'<div class="visual-panel" data-panel="{_e(sentence.id)}">'
             f'<p class="panel-title">{_e(sentence.text)}</p>'
-            f'<div class="figure-frame heatmap-frame">{_heatmap_svg(uid, sentence, weights, size)}</div>'
+            f'<div class="figure-frame heatmap-frame">{_heatmap_svg(uid, sentence, weights, layout)}</div>'
             f'<details class="table-details" open><summary>Ağırlıklar tablo olarak</summary>'
             f'{_weights_table(sentence, weights)}</details></div>'
         )
@@ -387,8 +408,9 @@ def heatmap(lesson_dir: Path) -> str:
         f'<label class="select-field">Bakan kelime (Query) <select data-focus-select>{focus_options}</select></label>'
         f'</div>'
     )
-    legend = ('<p class="visual-legend"><span class="key-swatch swatch-heat" aria-hidden="true"></span> koyu: büyük pay '
-              '<span class="key-swatch swatch-masked" aria-hidden="true"></span> taralı: maskeli (sonraki kelime, pay yok)</p>')
+    legend = ('<p class="visual-legend"><span class="legend-item"><span class="key-swatch swatch-heat" aria-hidden="true">'
+              '</span> koyu: büyük pay</span> <span class="legend-item"><span class="key-swatch swatch-masked" '
+              'aria-hidden="true"></span> taralı: maskeli (sonraki kelime, pay yok)</span></p>')
     return (
         f'<figure class="visual visual-heatmap" data-visual="heatmap" id="{uid}">'
         f'{_json_block(uid, data)}{controls}{legend}{"".join(panels)}'
@@ -580,7 +602,7 @@ def _blend_svg(model: ToyModel, sentence: Sentence, blend: dict, others: list[tu
         gx, gy = px(*other_blend["new"])
         parts.append(f'<circle class="ghost" cx="{_n(gx)}" cy="{_n(gy)}" r="6"/>'
                      f'<text class="ghost-label" x="{_n(gx - 10)}" y="{_n(gy - 10)}" text-anchor="end">'
-                     f'{_e(focus)}: {_e(other.label)}</text>')
+                     f'yeni {_e(focus)} ({_e(other.label)})</text>')
     for j, (w, v) in enumerate(zip(blend["weights"], blend["values"])):
         if np.hypot(*v) < 1e-9:
             continue
@@ -589,7 +611,7 @@ def _blend_svg(model: ToyModel, sentence: Sentence, blend: dict, others: list[tu
         parts.append(_arrow(ox, oy, x, y, "value-arrow", head=8, extra=f' opacity="{opacity:.2f}"'))
         if j != sentence.focus:
             horizontal = abs(v[0]) >= abs(v[1])
-            lx, ly = (x, y - 10) if horizontal else (x + 10, y + 4)
+            lx, ly = (x, y + 18) if horizontal else (x + 10, y + 4)
             anchor = "middle" if horizontal else "start"
             parts.append(f'<text class="value-label" x="{_n(lx)}" y="{_n(ly)}" text-anchor="{anchor}">'
                          f'{_e(sentence.tokens[j])} · {fmt(w, 2)}</text>')
@@ -691,8 +713,6 @@ def _playground_config(lesson_dir: Path) -> dict:
         raise VisualError(f"{_where(doc, 'playground')}: keep the playground small: at most 4 rows and 4 columns")
     if not isinstance(config["causal"], bool):
         raise VisualError(f"{_where(doc, 'playground', 'causal')}: causal must be true or false")
-    if config["causal"] and len(Q) > len(K):
-        raise VisualError(f"{_where(doc, 'playground', 'causal')}: a causal mask needs at least as many keys as queries")
     return {"Q": Q, "K": K, "V": V, "causal": config["causal"]}
 
 
