@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 PY := .venv/bin/python
 
-.PHONY: setup run test test-fast test-postgres bench lock clean
+.PHONY: setup run test test-fast test-postgres bench loadtest lock clean
 
 setup:
 	@scripts/setup.sh
@@ -29,6 +29,10 @@ test-fast: setup
 
 bench: setup
 	@$(PY) -m grader.bench
+
+# Load and crash test of the grading queue: 500 submissions over HTTP, workers SIGKILLed.
+loadtest: setup
+	@$(PY) scripts/loadtest.py
 
 # Re-pin dependencies after changing pyproject.toml.
 lock:

@@ -229,5 +229,5 @@ GRADING_RATE_LIMIT = envint("GRADING_RATE_LIMIT", 10)  # submissions per window
 GRADING_RATE_WINDOW = envint("GRADING_RATE_WINDOW", 60)  # seconds
 GRADING_MAX_PENDING = envint("GRADING_MAX_PENDING", 3)  # queued or running per student
 GRADING_MAX_TRIES = envint("GRADING_MAX_TRIES", 3)  # workers lost before internal_error
-GRADING_LEASE_MARGIN = envint("GRADING_LEASE_MARGIN", 15)  # seconds beyond twice the wall limit
+GRADING_LEASE_MARGIN = envint("GRADING_LEASE_MARGIN", 5)  # seconds beyond twice the wall limit
 GRADING_SWEEP_INTERVAL = envint("GRADING_SWEEP_INTERVAL", 5)  # seconds between sweeps per worker
