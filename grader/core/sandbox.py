@@ -117,9 +117,9 @@ MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
 MNT_DETACH = 2
 
 
-def _mount_tmpfs(path: str, size: int, uid: int | None = None) -> bool:
+def _mount_tmpfs(path: str, size: int, uid: int | None = None, mode: int = 0o700) -> bool:
     owner = f",uid={uid},gid={uid}" if uid is not None else ""
-    opts = f"size={size},mode=0700,nr_inodes=4096{owner}".encode()
+    opts = f"size={size},mode={mode:04o},nr_inodes=4096{owner}".encode()
     res = _libc().mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts)
     return res == 0
 
@@ -636,9 +636,10 @@ class Sandbox:
         self.job_dir = Path(tempfile.mkdtemp(prefix=f"job-{os.getpid()}-", dir=work_root()))
         # The job's files live in RAM: creating and deleting them on disk cost
         # more than the mount.  Inputs are written by us, so the cap is generous.
-        self.mounted_job = env.can_mount_tmpfs and _mount_tmpfs(str(self.job_dir), JOB_TMPFS_BYTES, uid)
-        if uid is not None and not self.mounted_job:
-            os.chown(self.job_dir, uid, uid)
+        # Ours; the sandbox's uid may only pass through it (0711) to in/ and out/.
+        mode = 0o711 if uid is not None else 0o700
+        self.mounted_job = env.can_mount_tmpfs and _mount_tmpfs(str(self.job_dir), JOB_TMPFS_BYTES, None, mode)
+        os.chmod(self.job_dir, mode)
         self.in_dir, self.out_dir = self.job_dir / "in", self.job_dir / "out"
         self.in_dir.mkdir()
         os.chmod(self.in_dir, 0o755)  # ours, readable (not writable) by the sandbox
