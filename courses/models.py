@@ -4,6 +4,8 @@ Slugs are the stable identities: an import updates rows in place by slug, and a 
 disappears marks its row retired instead of deleting it, so student data always survives.
 """
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
@@ -245,13 +247,18 @@ class LessonProgress(models.Model):
         verbose_name = _("lesson progress")
         verbose_name_plural = _("lesson progress")
 
+    # Reading a lesson should not write to the database on every request.
+    VISIT_RESOLUTION = timedelta(minutes=5)
+
     @classmethod
     def record_visit(cls, user, lesson) -> "LessonProgress":
         now = timezone.now()
-        progress, created = cls.objects.get_or_create(
-            user=user, lesson=lesson, defaults={"first_visited_at": now, "last_visited_at": now}
-        )
-        if not created:
+        progress = cls.objects.filter(user=user, lesson=lesson).first()
+        if progress is None:
+            progress, _created = cls.objects.get_or_create(
+                user=user, lesson=lesson, defaults={"first_visited_at": now, "last_visited_at": now}
+            )
+        elif now - progress.last_visited_at > cls.VISIT_RESOLUTION:
             cls.objects.filter(pk=progress.pk).update(last_visited_at=now)
         return progress
 

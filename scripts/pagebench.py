@@ -1,0 +1,88 @@
+#!/usr/bin/env python
+"""Page benchmark (part of `make bench`): requests per second and p99 latency of the lesson
+page and the student dashboard at 50 concurrent clients under gunicorn, next to a static file
+served by the same server in the same run. Uses wrk (Debian package `wrk`)."""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = str(ROOT / ".venv" / "bin" / "python")
+PORT = 8766
+CONNECTIONS, THREADS, SECONDS = 50, 2, 10
+
+
+def wrk(url: str, cookie: str | None) -> tuple[float, float]:
+    command = ["wrk", f"-t{THREADS}", f"-c{CONNECTIONS}", f"-d{SECONDS}s", "--latency", url]
+    if cookie:
+        command[1:1] = ["-H", f"Cookie: {cookie}"]
+    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", output)
+    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[p99.group(2)]
+    if "Non-2xx" in output:
+        raise RuntimeError(f"{url} answered with errors:\n{output}")
+    return rps, float(p99.group(1)) * scale
+
+
+def main() -> int:
+    if shutil.which("wrk") is None:
+        print("wrk is missing: apt-get install wrk", file=sys.stderr)
+        return 1
+    var = Path(tempfile.mkdtemp(prefix="dikkat-pagebench-"))
+    env = {**os.environ, "DIKKAT_VAR_DIR": str(var), "GRADER_DATA_DIR": str(ROOT / "var" / "grader"), "STATIC_MANIFEST": "1"}
+    env.pop("DATABASE_URL", None)
+    for command in (["migrate", "-v", "0"], ["import_course", "courses/content/attention"], ["collectstatic", "--noinput", "-v", "0"]):
+        subprocess.run([PYTHON, "manage.py", *command], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+    session = subprocess.run(
+        [PYTHON, "manage.py", "shell", "-v", "0", "-c",
+         "from django.contrib.auth.models import User; from django.contrib.sessions.backends.db import SessionStore; "
+         "from courses.models import Course; u = User.objects.create_user('bench', password='x-Bench-2026'); "
+         "c = Course.objects.get(slug='attention'); c.enroll(u); "
+         "s = SessionStore(); s['_auth_user_id'] = str(u.pk); "
+         "s['_auth_user_backend'] = 'django.contrib.auth.backends.ModelBackend'; "
+         "s['_auth_user_hash'] = u.get_session_auth_hash(); s.create(); print(s.session_key)"],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    cookie = f"sessionid={session}"
+    workers = str(max(2, (os.cpu_count() or 1)))
+    server = subprocess.Popen(
+        [PYTHON, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{PORT}", "--workers", workers, "--threads", "4"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{PORT}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(base + "/", timeout=2).read()
+                break
+            except OSError:
+                time.sleep(0.2)
+        static = re.search(r'href="(/static/css/site\.[0-9a-f]+\.css)"', urllib.request.urlopen(base + "/").read().decode()).group(1)
+        print(f"gunicorn: {workers} workers × 4 threads; wrk: {CONNECTIONS} connections, {SECONDS} s each")
+        rows = [("static file", static, None), ("lesson page", "/kurs/attention/qkv/", cookie), ("dashboard", "/panom/", cookie)]
+        measured = {}
+        for name, path, cookie_value in rows:
+            measured[name] = wrk(base + path, cookie_value)
+        static_rps = measured["static file"][0]
+        print(f"{'':<12} {'req/s':>9} {'p99 ms':>9} {'vs static':>10}")
+        for name, (rps, p99) in measured.items():
+            print(f"{name:<12} {rps:>9.1f} {p99:>9.1f} {rps / static_rps:>9.2f}×")
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=20)
+        shutil.rmtree(var, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
