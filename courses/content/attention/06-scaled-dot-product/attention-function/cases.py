@@ -24,8 +24,10 @@ def make_cases(rng):
     add("iki-boyut", N(size=(4, 3)), N(size=(4, 3)), N(size=(4, 3)))
     # d_k != d_v ve n_q != n_k
     add("dk-dv-farkli", N(size=(3, 2)), N(size=(5, 2)), N(size=(5, 7)))
-    # batch ve head eksenleri: (2, 3, n, d)
-    add("batch-head", N(size=(2, 3, 4, 5)), N(size=(2, 3, 6, 5)), N(size=(2, 3, 6, 3)))
+    # Batch'li durumlarda batch = n_k = d_k seçildi: böylece `K.T` hatası bir istisna yerine
+    # yanlış değerler üretir ve öğrenciye batched-transpose ipucu gösterilebilir.
+    # batch ve head eksenleri: (3, 3, n_q, d_k), n_q != n_k, d_k != d_v
+    add("batch-head", N(size=(3, 3, 2, 3)), N(size=(3, 3, 3, 3)), N(size=(3, 3, 3, 4)))
     # büyük skorlar (~1000): max çıkarılmazsa exp taşar
     add("buyuk-skor", 25.0 + N(size=(3, 4)), 25.0 + N(size=(5, 4)), N(size=(5, 2)))
     # causal maske, 2 boyutlu
@@ -34,12 +36,12 @@ def make_cases(rng):
     # rastgele maske, 2 boyutlu, n_q != n_k
     add("maske-2d", N(size=(4, 3)), N(size=(6, 3)), N(size=(6, 2)), _random_mask(rng, (4, 6)))
     # causal maske 2 boyutlu, girdiler batch'li (yayınlama)
-    add("causal-batch", N(size=(3, 5, 4)), N(size=(3, 5, 4)), N(size=(3, 5, 2)), np.tril(np.ones((5, 5), dtype=bool)))
+    add("causal-batch", N(size=(4, 4, 4)), N(size=(4, 4, 4)), N(size=(4, 4, 2)), np.tril(np.ones((4, 4), dtype=bool)))
     # batch'li rastgele maske
-    add("maske-batch", N(size=(2, 4, 3)), N(size=(2, 5, 3)), N(size=(2, 5, 4)), _random_mask(rng, (2, 4, 5)))
+    add("maske-batch", N(size=(3, 2, 3)), N(size=(3, 3, 3)), N(size=(3, 3, 5)), _random_mask(rng, (3, 2, 3)))
     # padding maskesi (batch, 1, n_k)
-    pad = np.ones((2, 1, 6), dtype=bool)
-    pad[0, 0, 4:] = False
-    pad[1, 0, 2:] = False
-    add("padding-batch", N(size=(2, 3, 4)), N(size=(2, 6, 4)), N(size=(2, 6, 5)), pad)
+    pad = np.ones((5, 1, 5), dtype=bool)
+    for b, length in enumerate([5, 3, 4, 1, 2]):
+        pad[b, 0, length:] = False
+    add("padding-batch", N(size=(5, 3, 5)), N(size=(5, 5, 5)), N(size=(5, 5, 2)), pad)
     return cases

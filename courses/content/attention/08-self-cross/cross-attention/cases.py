@@ -4,7 +4,9 @@ import numpy as np
 def make_cases(rng):
     cases = []
     # (n_q, n_k, d_text, d_image, d_k, d_v)
-    dims = [(3, 7, 4, 6, 2, 5), (5, 2, 3, 3, 4, 3), (1, 9, 6, 8, 8, 2), (4, 6, 5, 5, 3, 6)]
+    # d_text = d_image: yanlış kaynak bir istisna değil yanlış değerler üretir, böylece
+    # kv-from-query-source / query-from-image ipuçları gösterilebilir.
+    dims = [(3, 7, 4, 4, 2, 5), (5, 2, 3, 3, 4, 3), (1, 9, 6, 6, 8, 2), (4, 6, 5, 5, 3, 6)]
     for i, (n_q, n_k, d_text, d_image, d_k, d_v) in enumerate(dims, start=1):
         cases.append({"name": f"gizli-{i}", "hidden": True, "inputs": {
             "X_text": rng.normal(size=(n_q, d_text)),
