@@ -185,6 +185,8 @@ class CaseRun:
     outputs: dict[str, np.ndarray | LoadProblem] = field(default_factory=dict)
     stdout: str = ""
     stdout_size: int = 0
+    stderr: str = ""
+    stderr_size: int = 0
 
     @property
     def finished(self) -> bool:
@@ -229,6 +231,9 @@ def execute(code: str, spec: ExerciseSpec, cases: list[Case], phase_indices: lis
             got = out.read_bytes(prefix + ".stdout", cap + 1)
             if not isinstance(got, LoadProblem):
                 run.stdout, run.stdout_size = _decode(got[0][:cap]), got[1]
+            got = out.read_bytes(prefix + ".stderr", cap + 1)
+            if not isinstance(got, LoadProblem):
+                run.stderr, run.stderr_size = _decode(got[0][:cap]), got[1]
             for name in result_names:
                 run.outputs[name] = out.load_array(f"{prefix}.{name}.npy", max_bytes)
             runs[index] = run
@@ -348,7 +353,7 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
             else:
                 cr.message = Message(M.CASE_NOT_RUN)
             continue
-        if crun.stdout_size > limits.output_bytes:
+        if crun.stdout_size + crun.stderr_size > limits.output_bytes:
             cr.message = Message(M.CASE_OUTPUT_LIMIT, {"limit": limits.output_bytes})
             kinds[index] = "output"
             continue
@@ -470,8 +475,9 @@ def _visible_stdout(run: ProgramRun, cases: list[Case], cap: int, author: bool) 
     shown = [i for i in run.order if author or not cases[i].hidden]
     for index in shown:
         crun = run.cases.get(index)
-        if crun and crun.stdout:
-            parts.append(f"[{cases[index].name}]\n{crun.stdout}" if len(shown) > 1 else crun.stdout)
+        text = crun.stdout + (crun.stderr if crun and crun.stderr else "") if crun else ""
+        if text:
+            parts.append(f"[{cases[index].name}]\n{text}" if len(shown) > 1 else text)
     text = "".join(p if p.endswith("\n") else p + "\n" for p in parts)
     return text[:cap]
 

@@ -13,8 +13,9 @@ Protocol (see sandbox.py for the host side):
 * inputs of phase p are ``/job/p{p}/{index:03d}.{name}.npy``; phase 0 is there
   at start, later phases appear only after the host answers ``G`` on the
   control pipe (so hidden inputs do not exist while visible cases run);
-* for every case: ``case-NNN.start`` (before), ``case-NNN.stdout`` (student
-  output), ``case-NNN.<result>.npy`` and ``case-NNN.status`` (after);
+* for every case: ``case-NNN.start`` (before), ``case-NNN.stdout`` and
+  ``case-NNN.stderr`` (student output), ``case-NNN.<result>.npy`` and
+  ``case-NNN.status`` (after);
 * at the end of each phase but the last: ``P<p>\\n`` on the status pipe, then
   wait for one byte on the control pipe (``G`` go on, anything else stop).
 """
@@ -32,19 +33,28 @@ FLAGS_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 NUMERIC_KINDS = "biufc"
 
 
-def redirect_stdio(path):
-    """Point fd 1 and 2 at a fresh file; the Python objects follow the fds."""
+def _open_new(path):
+    try:
+        return os.open(path, FLAGS_NEW, 0o600)
+    except OSError:
+        return os.open("/dev/null", os.O_WRONLY)
+
+
+def redirect_stdio(path, err_path=None):
+    """Point fd 1 (and 2, to ``err_path`` or the same file) at fresh files; the Python objects follow the fds."""
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
             stream.flush()
         except BaseException:
             pass
-    try:
-        fd = os.open(path, FLAGS_NEW, 0o600)
-    except OSError:
-        fd = os.open("/dev/null", os.O_WRONLY)
+    fd = _open_new(path)
     os.dup2(fd, 1)
-    os.dup2(fd, 2)
+    if err_path is None:
+        os.dup2(fd, 2)
+    else:
+        err = _open_new(err_path)
+        os.dup2(err, 2)
+        os.close(err)
     os.close(fd)
 
 
@@ -202,7 +212,8 @@ class Runner:
     def run_case(self, phase, case):
         prefix = f"{OUT}/case-{case['index']:03d}"
         write_new(prefix + ".start", b"")
-        redirect_stdio(prefix + ".stdout")
+        # stderr apart: warnings must not spoil a printed-output comparison.
+        redirect_stdio(prefix + ".stdout", prefix + ".stderr")
         status = {"status": "ok"}
         values = {}
         try:

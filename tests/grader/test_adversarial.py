@@ -122,7 +122,7 @@ def attention(Q, K, V, mask=None):
 """)
     assert result.verdict == Verdict.TIMEOUT, dump(result)
     assert result.message.msgid == M.TIMEOUT_WALL
-    assert result.duration_ms < 5000
+    assert result.duration_ms < 10_000  # killed at the 2 s limit (plus start-up on a busy host)
 
 
 def test_code_ignoring_signals_is_still_killed(strict, host):
@@ -194,7 +194,7 @@ def attention(Q, K, V, mask=None):
     return _correct(Q, K, V, mask)
 """)
     assert result.verdict == Verdict.PASSED, dump(result)
-    assert result.duration_ms < 2000
+    assert result.duration_ms < 10_000  # not held until the thread's hour is over
 
 
 def test_ctypes_segfault_is_an_error_naming_the_signal(strict, host):

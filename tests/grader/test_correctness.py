@@ -278,3 +278,10 @@ def test_sys_exit_at_top_level_is_reported_as_such(attention):
     assert result.verdict == Verdict.ERROR
     assert result.message.msgid == M.MODULE_EXCEPTION
     assert result.message.params["exc_type"] == "SystemExit" and result.message.params["line"] == 2
+
+
+def test_warnings_on_stderr_are_shown_but_not_compared(script_exercise):
+    source = "import warnings\nwarnings.warn('dikkat: uyarı')\n" + script_exercise.solution
+    result = script_exercise.grade(source)
+    assert result.verdict == Verdict.PASSED, dump(result)
+    assert "UserWarning: dikkat: uyarı" in result.stdout
