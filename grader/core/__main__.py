@@ -12,7 +12,9 @@ import sys
 import tomllib
 from pathlib import Path
 
-from . import ReferenceFailed, SpecError, build_cases, grade, parse_spec, run_reference, sandbox_problem
+from . import (
+    ReferenceFailed, SpecError, build_cases, grade, parse_spec, run_reference, sandbox_problem, sandbox_warnings,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"sandbox unavailable: {problem}", file=sys.stderr)
         return 2
+    for warning in sandbox_warnings():
+        print(f"warning: {warning}", file=sys.stderr)
     try:
         spec = parse_spec(tomllib.loads((args.exercise_dir / "exercise.toml").read_text(encoding="utf-8")))
         cases = build_cases(spec, args.exercise_dir)
