@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "accounts",
     "courses",
     "grader",
+    "instructors",
 ]
 
 MIDDLEWARE = [

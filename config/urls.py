@@ -10,6 +10,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
     path("accounts/", include("accounts.urls")),
+    path("egitmen/", include("instructors.urls")),
     path("", include("grader.urls")),
     path("", include("courses.urls")),
 ]

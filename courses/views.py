@@ -1,5 +1,6 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -75,18 +76,23 @@ def enroll(request: HttpRequest, course_slug: str) -> HttpResponse:
 @login_required
 def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
     lesson = _get_lesson_for_user(request, course_slug, lesson_slug)
-    course = lesson.course
-    if not course.can_view(request.user):
+    if not lesson.course.can_view(request.user):
         messages.info(request, _("Enrol in the course to read its lessons."))
-        return redirect(course.get_absolute_url())
-    progress = LessonProgress.record_visit(request.user, lesson)
+        return redirect(lesson.course.get_absolute_url())
+    return render_lesson(request, lesson)
+
+
+def render_lesson(request: HttpRequest, lesson: Lesson, *, preview: bool = False) -> HttpResponse:
+    """The lesson page; ``preview`` shows it as a student sees it, recording nothing."""
+    course = lesson.course
+    progress = None if preview else LessonProgress.record_visit(request.user, lesson)
     previous, following = lesson.neighbours()
     items = lesson.items()
-    states = states_for(request.user, [i for i in items if not i.is_exercise])
-    recording = course.is_enrolled(request.user)
+    states = states_for(request.user if not preview else AnonymousUser(), [i for i in items if not i.is_exercise])
+    recording = not preview and course.is_enrolled(request.user)
     for item in items:
         if item.is_exercise:
-            item.ctx = exercise_item_context(item, request.user)
+            item.ctx = exercise_item_context(item, request.user if not preview else AnonymousUser())
         else:
             item.ctx = {**item_context(item, states[item.pk], request.user), "recording": recording}
     return render(
@@ -100,6 +106,7 @@ def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> H
             "next": following,
             "progress": progress,
             "recording": recording,
+            "preview": preview,
         },
     )
 

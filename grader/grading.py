@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 
 from . import bundles
 from .core import GradeResult, Message, SandboxUnavailable, check_source, grade, load_bundle, parse_spec
-from .models import Submission, Verdict
+from .models import GradeChange, Submission, Verdict
 
 log = logging.getLogger("grader")
 
@@ -129,25 +129,38 @@ def run_grading(submission: Submission) -> tuple[GradeResult, str]:
     return result, exercise.content_hash
 
 
+def result_fields(result: GradeResult) -> dict:
+    """A GradeResult as stored on a submission (messages language-neutral)."""
+    return {
+        "verdict": str(result.verdict),
+        "score": result.score,
+        "tests": [{"name": t.name, "passed": t.passed, "hidden": t.hidden, "weight": t.weight,
+                   "message": t.message.to_dict() if t.message else None} for t in result.tests],
+        "message": result.message.to_dict() if result.message else None,
+        "misconception": result.misconception or "",
+    }
+
+
 def _store_result(submission: Submission, result: GradeResult, graded_hash: str, token: str | None = None) -> bool:
     rows = Submission.objects.filter(pk=submission.pk)
     if token is not None:
         rows = rows.filter(status=Submission.Status.RUNNING, lease_token=token)
-    return bool(rows.update(
-        status=Submission.Status.DONE,
-        verdict=str(result.verdict),
-        score=result.score,
-        tests=[{"name": t.name, "passed": t.passed, "hidden": t.hidden, "weight": t.weight,
-                "message": t.message.to_dict() if t.message else None} for t in result.tests],
-        message=result.message.to_dict() if result.message else None,
-        stdout=result.stdout,
-        misconception=result.misconception or "",
-        duration_ms=result.duration_ms,
-        graded_hash=graded_hash,
-        finished_at=timezone.now(),
-        lease_token="",
-        lease_expires_at=None,
-    ))
+    fields = result_fields(result)
+    with transaction.atomic():
+        stored = bool(rows.update(
+            status=Submission.Status.DONE,
+            stdout=result.stdout,
+            duration_ms=result.duration_ms,
+            graded_hash=graded_hash,
+            finished_at=timezone.now(),
+            lease_token="",
+            lease_expires_at=None,
+            **fields,
+        ))
+        if stored:
+            GradeChange.objects.create(submission_id=submission.pk, verdict=fields["verdict"],
+                                       score=fields["score"], tests=fields["tests"], graded_hash=graded_hash)
+    return stored
 
 
 def grade_claimed(submission_id: int) -> str:

@@ -113,3 +113,67 @@ def render_message(data: dict | None) -> str:
     if not data:
         return ""
     return Message(data["msgid"], data.get("params") or {}).render(gettext)
+
+
+class GradeChange(models.Model):
+    """Every grade a submission has had: the first verdict and each applied regrade."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="grade_history")
+    verdict = models.CharField(_("verdict"), max_length=16, choices=Verdict)
+    score = models.FloatField(_("score"), null=True)
+    tests = models.JSONField(_("tests"), default=list)
+    graded_hash = models.CharField(_("graded against"), max_length=64, blank=True)
+    regrade = models.ForeignKey("Regrade", null=True, blank=True, on_delete=models.SET_NULL, related_name="changes")
+    created_at = models.DateTimeField(_("time"), default=timezone.now)
+
+    class Meta:
+        ordering = ["submission", "created_at", "pk"]
+        verbose_name = _("grade change")
+        verbose_name_plural = _("grade history")
+
+
+class Regrade(models.Model):
+    """A regrade of an exercise's submissions: graded into a preview first, applied later.
+
+    Preview results live in RegradeItem rows and never touch the submissions, so an
+    interrupted preview loses nothing; applying is one transaction.
+    """
+
+    class Status(models.TextChoices):
+        PREVIEW = "preview", _("preview")
+        APPLIED = "applied", _("applied")
+        CANCELLED = "cancelled", _("cancelled")
+
+    exercise = models.ForeignKey("courses.Exercise", on_delete=models.CASCADE, related_name="regrades")
+    content_hash = models.CharField(_("graded against"), max_length=64)
+    status = models.CharField(_("status"), max_length=10, choices=Status, default=Status.PREVIEW)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+    applied_at = models.DateTimeField(_("applied"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = _("regrade")
+        verbose_name_plural = _("regrades")
+
+
+class RegradeItem(models.Model):
+    regrade = models.ForeignKey(Regrade, on_delete=models.CASCADE, related_name="items")
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="+")
+    old_verdict = models.CharField(max_length=16, blank=True)
+    old_score = models.FloatField(null=True)
+    done = models.BooleanField(default=False)
+    new_verdict = models.CharField(max_length=16, blank=True)
+    new_score = models.FloatField(null=True)
+    new_tests = models.JSONField(default=list)
+    new_message = models.JSONField(null=True)
+    new_misconception = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["regrade", "submission"], name="one_item_per_submission")]
+
+    @property
+    def delta(self) -> float | None:
+        if not self.done or self.new_score is None:
+            return None
+        return self.new_score - (self.old_score or 0.0)

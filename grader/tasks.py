@@ -7,3 +7,11 @@ from .grading import grade_claimed
 def grade_submission(submission_id: int) -> str:
     """Grade one submission; idempotent (a claimed or graded submission is skipped)."""
     return grade_claimed(submission_id)
+
+
+@task(queue_name="default")
+def regrade_item(item_id: int) -> str:
+    """Grade one submission again into a regrade preview; idempotent."""
+    from .regrade import grade_item
+
+    return grade_item(item_id)

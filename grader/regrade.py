@@ -1,0 +1,108 @@
+"""Regrading an exercise after its solution or cases changed: preview first, then apply.
+
+The preview grades each submission again (through the queue) into RegradeItem rows without
+touching the submission, so instructors see who goes up or down before anything changes and
+an interrupted preview loses nothing: ``resume`` queues what is left. ``apply`` writes every
+new grade and its history in one transaction.
+"""
+
+from django.db import transaction
+from django.utils import timezone
+
+from . import bundles
+from .core import grade, load_bundle
+from .grading import result_fields
+from .models import GradeChange, Regrade, RegradeItem, Submission, Verdict
+
+
+def regradable(exercise):
+    """Submitted (not example-run) code that was actually graded."""
+    return Submission.objects.filter(exercise=exercise, mode=Submission.Mode.SUBMIT, status=Submission.Status.DONE).exclude(
+        verdict__in=[Verdict.REJECTED]
+    )
+
+
+def start(exercise, user, submission_ids=None) -> Regrade:
+    submissions = regradable(exercise)
+    if submission_ids is not None:
+        submissions = submissions.filter(pk__in=submission_ids)
+    with transaction.atomic():
+        regrade = Regrade.objects.create(exercise=exercise, content_hash=exercise.content_hash, created_by=user)
+        RegradeItem.objects.bulk_create([
+            RegradeItem(regrade=regrade, submission=s, old_verdict=s.verdict, old_score=s.score)
+            for s in submissions.only("pk", "verdict", "score")
+        ])
+        transaction.on_commit(lambda: resume(regrade))
+    return regrade
+
+
+def resume(regrade: Regrade) -> int:
+    """Queue every preview item not graded yet (idempotent); returns how many."""
+    from .tasks import regrade_item
+
+    pending = list(regrade.items.filter(done=False).values_list("pk", flat=True))
+    for item_id in pending:
+        regrade_item.enqueue(item_id)
+    return len(pending)
+
+
+def grade_item(item_id: int) -> str:
+    item = RegradeItem.objects.select_related("regrade__exercise__course", "submission").filter(pk=item_id).first()
+    if item is None or item.done or item.regrade.status != Regrade.Status.PREVIEW:
+        return "skipped"
+    regrade = item.regrade
+    exercise = regrade.exercise
+    directory = bundles.bundle_path("exercises", exercise.course.slug, exercise.slug, regrade.content_hash)
+    spec, cases, ref = bundles.load(exercise.spec, directory)
+    variants = {}
+    if (directory / "variants").is_dir():
+        variants = {d.name: load_bundle(d)[1] for d in sorted((directory / "variants").iterdir())}
+    result = grade(item.submission.code, spec, cases, ref, variants=variants)
+    fields = result_fields(result)
+    RegradeItem.objects.filter(pk=item_id, done=False).update(
+        done=True, new_verdict=fields["verdict"], new_score=fields["score"], new_tests=fields["tests"],
+        new_message=fields["message"], new_misconception=fields["misconception"],
+    )
+    return fields["verdict"]
+
+
+def summary(regrade: Regrade) -> dict:
+    items = list(regrade.items.select_related("submission__user").order_by("submission__user__username", "submission__created_at"))
+    done = [i for i in items if i.done]
+    return {
+        "items": items,
+        "total": len(items),
+        "done": len(done),
+        "up": sum(1 for i in done if (i.delta or 0) > 1e-9),
+        "down": sum(1 for i in done if (i.delta or 0) < -1e-9),
+        "same": sum(1 for i in done if abs(i.delta or 0) <= 1e-9),
+        "complete": len(done) == len(items),
+    }
+
+
+class NotReady(Exception):
+    pass
+
+
+def apply(regrade: Regrade) -> int:
+    """Write the previewed grades to the submissions, keeping the old ones in the history."""
+    with transaction.atomic():
+        regrade = Regrade.objects.select_for_update().get(pk=regrade.pk)
+        if regrade.status != Regrade.Status.PREVIEW:
+            raise NotReady("this regrade was already applied or cancelled")
+        items = list(regrade.items.select_related("submission"))
+        if not all(item.done for item in items):
+            raise NotReady("the preview is not complete yet")
+        for item in items:
+            Submission.objects.filter(pk=item.submission_id).update(
+                verdict=item.new_verdict, score=item.new_score, tests=item.new_tests,
+                message=item.new_message, misconception=item.new_misconception,
+                graded_hash=regrade.content_hash,
+            )
+            GradeChange.objects.create(submission_id=item.submission_id, verdict=item.new_verdict,
+                                       score=item.new_score, tests=item.new_tests,
+                                       graded_hash=regrade.content_hash, regrade=regrade)
+        regrade.status = Regrade.Status.APPLIED
+        regrade.applied_at = timezone.now()
+        regrade.save(update_fields=["status", "applied_at"])
+    return len(items)

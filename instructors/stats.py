@@ -1,0 +1,188 @@
+"""Numbers for instructors: the gradebook and per-item statistics, computed from attempts
+and submissions (many rows at once, in Python; a course has hundreds of students, not millions)."""
+
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db.models import Max
+
+from courses.models import Attempt, Course, Enrollment, LessonProgress
+from grader.models import Submission, Verdict
+
+
+@dataclass
+class Cell:
+    score: float | None = None
+    attempts: int = 0
+    best_at: datetime | None = None
+
+
+@dataclass
+class Row:
+    user: object
+    enrolled_at: datetime
+    last_activity: datetime | None
+    cells: dict = field(default_factory=dict)  # item key -> Cell
+
+    @property
+    def total(self) -> float:
+        return sum(c.score or 0.0 for c in self.cells.values())
+
+
+def course_items(course: Course, lesson_slug: str | None = None) -> list:
+    """Active questions and exercises in lesson order; each gets a ``key`` for the gradebook."""
+    items = []
+    lessons = course.active_lessons()
+    if lesson_slug:
+        lessons = lessons.filter(slug=lesson_slug)
+    for lesson in lessons:
+        for item in lesson.items():
+            item.key = f"{'e' if item.is_exercise else 'q'}:{item.slug}"
+            item.lesson_slug = lesson.slug
+            items.append(item)
+    return items
+
+
+def _score(scores: list[tuple[datetime, float]], policy: str) -> tuple[float | None, datetime | None]:
+    if not scores:
+        return None, None
+    if policy == Course.ScorePolicy.LAST:
+        return scores[-1][1], scores[-1][0]
+    best = max(scores, key=lambda pair: (pair[1], -pair[0].timestamp()))
+    return best[1], best[0]
+
+
+def gradebook(course: Course, items: list) -> list[Row]:
+    enrollments = Enrollment.objects.filter(course=course).select_related("user").order_by("user__username")
+    rows = {e.user_id: Row(e.user, e.created_at, None) for e in enrollments}
+    question_ids = {item.pk: item.key for item in items if not item.is_exercise}
+    exercise_ids = {item.pk: item.key for item in items if item.is_exercise}
+    scores: dict[tuple[int, str], list] = defaultdict(list)
+    counts: Counter = Counter()
+    activity: dict[int, datetime] = {}
+    attempts = Attempt.objects.filter(question_id__in=question_ids, user_id__in=rows).order_by("created_at", "pk")
+    for user_id, question_id, kind, score, created in attempts.values_list("user_id", "question_id", "kind", "score", "created_at"):
+        key = (user_id, question_ids[question_id])
+        scores[key].append((created, score))
+        counts[key] += kind == Attempt.Kind.ANSWER
+        activity[user_id] = max(activity.get(user_id, created), created)
+    submissions = Submission.objects.counted().filter(exercise_id__in=exercise_ids, user_id__in=rows).order_by("created_at", "pk")
+    for user_id, exercise_id, score, created in submissions.values_list("user_id", "exercise_id", "score", "created_at"):
+        key = (user_id, exercise_ids[exercise_id])
+        scores[key].append((created, score or 0.0))
+        counts[key] += 1
+    for user_id, last in Submission.objects.filter(exercise__course=course, user_id__in=rows).values_list("user_id").annotate(last=Max("created_at")):
+        activity[user_id] = max(activity.get(user_id, last), last)
+    for user_id, last in LessonProgress.objects.filter(lesson__course=course, user_id__in=rows).values_list("user_id").annotate(last=Max("last_visited_at")):
+        activity[user_id] = max(activity.get(user_id, last), last)
+    for user_id, row in rows.items():
+        row.last_activity = activity.get(user_id)
+        for item in items:
+            score, best_at = _score(scores.get((user_id, item.key), []), course.score_policy)
+            row.cells[item.key] = Cell(score, counts.get((user_id, item.key), 0), best_at)
+    return list(rows.values())
+
+
+@dataclass
+class ItemStats:
+    students: int = 0
+    attempts: int = 0
+    first_try: float | None = None
+    final: float | None = None
+    median_attempts: float | None = None
+    median_minutes: float | None = None
+    misconceptions: list = field(default_factory=list)  # [(tag, count)]
+
+
+def _success_stats(per_student: dict[int, list[tuple[datetime, bool]]]) -> ItemStats:
+    stats = ItemStats(students=len(per_student), attempts=sum(len(v) for v in per_student.values()))
+    if not per_student:
+        return stats
+    stats.first_try = sum(1 for v in per_student.values() if v[0][1]) / len(per_student)
+    solved = {u: v for u, v in per_student.items() if any(ok for _, ok in v)}
+    stats.final = len(solved) / len(per_student)
+    if solved:
+        tries = [next(i for i, (_, ok) in enumerate(v) if ok) + 1 for v in solved.values()]
+        minutes = [(next(t for t, ok in v if ok) - v[0][0]).total_seconds() / 60 for v in solved.values()]
+        stats.median_attempts = statistics.median(tries)
+        stats.median_minutes = statistics.median(minutes)
+    return stats
+
+
+def question_stats(question) -> tuple[ItemStats, dict]:
+    answers = Attempt.objects.answers().filter(question=question).order_by("created_at", "pk")
+    per_student: dict[int, list] = defaultdict(list)
+    tags: Counter = Counter()
+    chosen: Counter = Counter()
+    wrong_texts: Counter = Counter()
+    for attempt in answers:
+        per_student[attempt.user_id].append((attempt.created_at, attempt.correct))
+        tags.update(attempt.misconceptions)
+        answer = attempt.answer or {}
+        if question.kind == "single_choice":
+            chosen[answer.get("option")] += 1
+        elif question.kind == "multiple_choice":
+            chosen.update(answer.get("options", []))
+        elif question.kind == "matching":
+            chosen.update(f"{left}→{right}" for left, right in answer.get("pairs", {}).items())
+        elif question.kind == "fill_in":
+            for entry in attempt.feedback:
+                if not entry.get("correct"):
+                    wrong_texts[(entry.get("blank", 0), entry.get("text", ""))] += 1
+        elif question.kind == "numeric" and not attempt.correct:
+            wrong_texts[(0, str(answer.get("value")))] += 1
+    stats = _success_stats(per_student)
+    stats.misconceptions = tags.most_common()
+    return stats, {"chosen": chosen, "wrong_texts": wrong_texts.most_common(10)}
+
+
+def exercise_stats(exercise) -> tuple[ItemStats, dict]:
+    submissions = list(Submission.objects.counted().filter(exercise=exercise).order_by("created_at", "pk"))
+    per_student: dict[int, list] = defaultdict(list)
+    verdicts: Counter = Counter()
+    hidden_failures: Counter = Counter()
+    tags: Counter = Counter()
+    for submission in submissions:
+        per_student[submission.user_id].append((submission.created_at, submission.verdict == Verdict.PASSED))
+        verdicts[submission.verdict] += 1
+        if submission.misconception:
+            tags[submission.misconception] += 1
+        for test in submission.tests:
+            if test.get("hidden") and not test.get("passed"):
+                hidden_failures[test["name"]] += 1
+    stats = _success_stats(per_student)
+    stats.misconceptions = tags.most_common()
+    return stats, {"verdicts": verdicts, "hidden_failures": hidden_failures.most_common(5)}
+
+
+@dataclass
+class Cluster:
+    verdict: str
+    error: str
+    failing: tuple
+    misconception: str
+    submissions: list = field(default_factory=list)
+
+    @property
+    def students(self) -> int:
+        return len({s.user_id for s in self.submissions})
+
+
+def error_clusters(exercise) -> list[Cluster]:
+    """Failing submissions grouped by what went wrong, largest group first."""
+    clusters: dict[tuple, Cluster] = {}
+    failing = Submission.objects.counted().filter(exercise=exercise).exclude(verdict=Verdict.PASSED).select_related("user")
+    for submission in failing.order_by("-created_at"):
+        error = ""
+        for test in submission.tests:
+            params = (test.get("message") or {}).get("params") or {}
+            if not test.get("passed") and "exc_type" in params:
+                error = f"{params['exc_type']}" + (f" @ {params['line']}" if params.get("line") else "")
+                break
+        names = tuple(sorted(t["name"] for t in submission.tests if not t.get("passed")))
+        key = (submission.verdict, error, names, submission.misconception)
+        cluster = clusters.setdefault(key, Cluster(*key))
+        cluster.submissions.append(submission)
+    return sorted(clusters.values(), key=lambda c: (-c.students, -len(c.submissions)))

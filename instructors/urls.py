@@ -1,0 +1,16 @@
+from django.urls import path
+
+from . import views
+
+app_name = "instructors"
+urlpatterns = [
+    path("<slug:course_slug>/", views.dashboard, name="dashboard"),
+    path("<slug:course_slug>/notlar/", views.gradebook, name="gradebook"),
+    path("<slug:course_slug>/notlar.csv", views.gradebook_csv, name="gradebook_csv"),
+    path("<slug:course_slug>/oge/<str:kind>/<slug:slug>/", views.item_stats, name="item"),
+    path("<slug:course_slug>/alistirma/<slug:slug>/ogrenci/<int:user_id>/", views.student_submissions, name="submissions"),
+    path("<slug:course_slug>/alistirma/<slug:slug>/yeniden-notlandir/", views.regrade_start, name="regrade_start"),
+    path("<slug:course_slug>/alistirma/<slug:slug>/dene/", views.test_item, name="test_item"),
+    path("<slug:course_slug>/yeniden-notlandirma/<int:pk>/", views.regrade_detail, name="regrade"),
+    path("<slug:course_slug>/onizleme/<slug:lesson_slug>/", views.lesson_preview, name="preview"),
+]

@@ -1,0 +1,246 @@
+"""Instructor tools: roster, gradebook (+CSV), item statistics, error clusters, submission
+browser, regrade with preview, preview as a student. Only a course's instructors and admins
+get in; everyone else gets a 404, never data."""
+
+import csv
+import difflib
+import tomllib
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
+
+from courses.models import Course
+from grader import bundles, regrade as regrades
+from grader.core import grade, load_bundle
+from grader.grading import exercise_bundle
+from grader.models import Regrade, Submission
+
+from . import stats
+from .charts import bar_chart
+
+
+def _get_course_for_instructor(request: HttpRequest, slug: str) -> Course:
+    course = get_object_or_404(Course.objects.active(), slug=slug)
+    if not course.is_instructor(request.user):
+        raise Http404  # do not even confirm the course has an instructor area
+    return course
+
+
+def _get_item(course: Course, kind: str, slug: str):
+    if kind not in ("q", "e"):
+        raise Http404
+    manager = course.exercises if kind == "e" else course.questions
+    return get_object_or_404(manager.active().select_related("lesson"), slug=slug)
+
+
+@login_required
+def dashboard(request: HttpRequest, course_slug: str) -> HttpResponse:
+    course = _get_course_for_instructor(request, course_slug)
+    items = stats.course_items(course)
+    rows = stats.gradebook(course, items)
+    return render(request, "instructors/dashboard.html", {"course": course, "rows": rows, "items": items})
+
+
+def _sorted_rows(request, rows: list, items: list) -> tuple[list, str, bool]:
+    sort = request.GET.get("sort", "name")
+    descending = request.GET.get("desc") == "1"
+    keys = {
+        "name": lambda r: r.user.username.casefold(),
+        "total": lambda r: r.total,
+        "activity": lambda r: r.last_activity.timestamp() if r.last_activity else 0.0,
+        "enrolled": lambda r: r.enrolled_at,
+    }
+    item_keys = {item.key for item in items}
+    if sort in item_keys:
+        key = lambda r: (r.cells[sort].score is not None, r.cells[sort].score or 0.0)  # noqa: E731
+    else:
+        sort = sort if sort in keys else "name"
+        key = keys[sort]
+    return sorted(rows, key=key, reverse=descending), sort, descending
+
+
+@login_required
+def gradebook(request: HttpRequest, course_slug: str) -> HttpResponse:
+    course = _get_course_for_instructor(request, course_slug)
+    lesson = request.GET.get("lesson") or None
+    items = stats.course_items(course, lesson)
+    rows = stats.gradebook(course, items)
+    query = request.GET.get("q", "").strip()
+    if query:
+        rows = [r for r in rows if query.casefold() in r.user.username.casefold() or query.casefold() in r.user.email.casefold()]
+    if request.GET.get("only") == "incomplete":
+        rows = [r for r in rows if any((c.score or 0) < 1 for c in r.cells.values())]
+    rows, sort, descending = _sorted_rows(request, rows, items)
+    table = [{"row": row, "cells": [row.cells[item.key] for item in items]} for row in rows]
+    return render(request, "instructors/gradebook.html", {
+        "course": course, "items": items, "table": table, "sort": sort, "desc": descending,
+        "lessons": course.active_lessons(), "lesson": lesson, "query": query, "only": request.GET.get("only", ""),
+    })
+
+
+@login_required
+def gradebook_csv(request: HttpRequest, course_slug: str) -> HttpResponse:
+    course = _get_course_for_instructor(request, course_slug)
+    items = stats.course_items(course)
+    rows = stats.gradebook(course, items)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{course.slug}-notlar.csv"'
+    response.write("\ufeff")  # BOM: spreadsheet programs then read Turkish letters right
+    writer = csv.writer(response)
+    writer.writerow([_("username"), _("e-mail"), _("enrolled"), _("last activity"), _("total")]
+                    + [item.slug for item in items])
+    for row in rows:
+        writer.writerow(
+            [row.user.username, row.user.email, row.enrolled_at.date().isoformat(),
+             row.last_activity.isoformat(timespec="minutes") if row.last_activity else "", f"{row.total:.2f}"]
+            + ["" if row.cells[item.key].score is None else f"{row.cells[item.key].score:.2f}" for item in items]
+        )
+    return response
+
+
+@login_required
+def item_stats(request: HttpRequest, course_slug: str, kind: str, slug: str) -> HttpResponse:
+    course = _get_course_for_instructor(request, course_slug)
+    item = _get_item(course, kind, slug)
+    context = {"course": course, "item": item}
+    if kind == "e":
+        summary, detail = stats.exercise_stats(item)
+        labels = dict(Submission._meta.get_field("verdict").choices)
+        context["chart"] = bar_chart([(labels.get(v, v), n) for v, n in sorted(detail["verdicts"].items())],
+                                     _("Verdicts of submitted code"))
+        context["hidden_failures"] = detail["hidden_failures"]
+        context["clusters"] = stats.error_clusters(item)[:10]
+        context["regrades"] = item.regrades.all()[:10]
+        context["stale"] = stats_stale_count(item)
+    else:
+        summary, detail = stats.question_stats(item)
+        context["chart"] = bar_chart(_choice_rows(item, detail["chosen"]), _("What students chose"))
+        context["wrong_texts"] = detail["wrong_texts"]
+    context["summary"] = summary
+    context["misconception_chart"] = bar_chart(summary.misconceptions, _("Misconceptions matched")) if summary.misconceptions else ""
+    return render(request, "instructors/item.html", context)
+
+
+def stats_stale_count(exercise) -> int:
+    """Graded submissions whose grade was computed against an older version of the exercise."""
+    return regrades.regradable(exercise).exclude(graded_hash=exercise.content_hash).count()
+
+
+def _choice_rows(question, chosen) -> list[tuple[str, int]]:
+    from courses.templatetags_text import html_to_text
+
+    spec = question.spec
+    if question.kind in ("single_choice", "multiple_choice"):
+        return [(("✓ " if o["correct"] else "") + html_to_text(o["html"]), chosen.get(o["id"], 0)) for o in spec["options"]]
+    if question.kind == "matching":
+        lefts = {l["id"]: (html_to_text(l["html"]), l["answer"]) for l in spec["lefts"]}
+        rights = {r["id"]: html_to_text(r["html"]) for r in spec["rights"]}
+        rows = []
+        for pairing, count in chosen.most_common(12):
+            left, right = pairing.split("→", 1)
+            name, answer = lefts.get(left, (left, None))
+            rows.append(((("✓ " if right == answer else "") + f"{name} → {rights.get(right, right)}"), count))
+        return rows
+    return []
+
+
+@login_required
+def student_submissions(request: HttpRequest, course_slug: str, slug: str, user_id: int) -> HttpResponse:
+    course = _get_course_for_instructor(request, course_slug)
+    exercise = _get_item(course, "e", slug)
+    student = get_object_or_404(User, pk=user_id, enrollments__course=course)
+    submissions = list(Submission.objects.filter(exercise=exercise, user=student).order_by("created_at", "pk"))
+    formatter = HtmlFormatter(nowrap=True)
+    entries = []
+    previous = None
+    for submission in submissions:
+        diff = ""
+        if previous is not None:
+            diff = "\n".join(difflib.unified_diff(previous.code.splitlines(), submission.code.splitlines(),
+                                                  f"#{previous.pk}", f"#{submission.pk}", lineterm=""))
+        entries.append({
+            "submission": submission,
+            "code_html": highlight(submission.code, PythonLexer(), formatter),
+            "diff": diff,
+        })
+        previous = submission
+    entries.reverse()
+    hints = {m["tag"]: m["hint_html"] for m in exercise.misconceptions}
+    return render(request, "instructors/submissions.html", {
+        "course": course, "exercise": exercise, "student": student, "entries": entries, "hints": hints,
+    })
+
+
+@login_required
+@require_POST
+def regrade_start(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse:
+    course = _get_course_for_instructor(request, course_slug)
+    exercise = _get_item(course, "e", slug)
+    selected = request.POST.getlist("submission")
+    ids = [int(s) for s in selected if s.isdigit()] if selected else None
+    regrade = regrades.start(exercise, request.user, ids)
+    return redirect("instructors:regrade", course.slug, regrade.pk)
+
+
+@login_required
+def regrade_detail(request: HttpRequest, course_slug: str, pk: int) -> HttpResponse:
+    course = _get_course_for_instructor(request, course_slug)
+    regrade = get_object_or_404(Regrade.objects.select_related("exercise"), pk=pk, exercise__course=course)
+    if request.method == "POST":
+        action = request.POST.get("action")
+        if action == "apply":
+            try:
+                count = regrades.apply(regrade)
+            except regrades.NotReady as exc:
+                messages.error(request, _("Not applied: %(reason)s.") % {"reason": exc})
+            else:
+                messages.success(request, _("%(count)d grade(s) updated; the old ones stay in each submission's history.") % {"count": count})
+        elif action == "resume":
+            count = regrades.resume(regrade)
+            messages.info(request, _("%(count)d submission(s) queued again.") % {"count": count})
+        elif action == "cancel" and regrade.status == Regrade.Status.PREVIEW:
+            Regrade.objects.filter(pk=regrade.pk).update(status=Regrade.Status.CANCELLED)
+        return redirect("instructors:regrade", course.slug, regrade.pk)
+    return render(request, "instructors/regrade.html", {"course": course, "regrade": regrade, **regrades.summary(regrade)})
+
+
+@login_required
+def lesson_preview(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
+    from courses.views import render_lesson
+
+    course = _get_course_for_instructor(request, course_slug)
+    lesson = get_object_or_404(course.lessons.active(), slug=lesson_slug)
+    return render_lesson(request, lesson, preview=True)
+
+
+@login_required
+def test_item(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse:
+    """Grade the reference solution and every catalog variant now, and show their verdicts."""
+    course = _get_course_for_instructor(request, course_slug)
+    exercise = _get_item(course, "e", slug)
+    folder = Path(course.source_path).parent / exercise.source_dir
+    spec, cases, ref = bundles.load(exercise.spec, exercise_bundle(exercise))
+    runs = [(_("reference solution"), "", grade(exercise.solution_code, spec, cases, ref))]
+    variants_dir = exercise_bundle(exercise) / "variants"
+    variants = {d.name: load_bundle(d)[1] for d in sorted(variants_dir.iterdir())} if variants_dir.is_dir() else {}
+    try:
+        declared = tomllib.loads((folder / "exercise.toml").read_text(encoding="utf-8")).get("misconceptions", [])
+    except OSError:
+        declared = []
+    for entry in declared:
+        try:
+            source = (folder / entry["file"]).read_text(encoding="utf-8")
+        except OSError:
+            continue
+        runs.append((entry["tag"], entry["file"], grade(source, spec, cases, ref, variants=variants)))
+    return render(request, "instructors/test_item.html", {"course": course, "exercise": exercise, "runs": runs})
