@@ -413,7 +413,7 @@ def heatmap(lesson_dir: Path) -> str:
               'aria-hidden="true"></span> taralı: maskeli (sonraki kelime, pay yok)</span></p>')
     return (
         f'<figure class="visual visual-heatmap" data-visual="heatmap" id="{uid}">'
-        f'{_json_block(uid, data)}{controls}{legend}{"".join(panels)}'
+        f'{_json_block(uid, data)}{controls}{legend}<div class="visual-panels">{"".join(panels)}</div>'
         f'<p class="visual-readout" aria-live="polite" data-readout>{_e(_heatmap_readout(first, first_weights, first.focus))}</p>'
         f'<figcaption>Causal self-attention ağırlıkları: her satır bir kelimenin dikkatini kendisine ve '
         f'<strong>önceki</strong> kelimelere nasıl paylaştırdığını gösterir; sonraki kelimeler maskelidir. '
@@ -485,8 +485,11 @@ def rotate(lesson_dir: Path) -> str:
     plane.append(f'<g data-query transform="rotate({-start} {center} {center})">'
                  f'{_arrow(center, center, center + tip, center, "query-arrow", head=11)}</g>')
     theta = np.deg2rad(start)
-    plane.append(f'<text class="arrow-label query-label" data-query-label x="{_n(center + (tip + 14) * np.cos(theta))}" '
-                 f'y="{_n(center - (tip + 14) * np.sin(theta))}" text-anchor="middle" dominant-baseline="central">q</text>')
+    # "q" rides beside the middle of its arrow, so it never sits on a key arrow.
+    label_x = center + 0.55 * tip * np.cos(theta) - 13 * np.sin(theta)
+    label_y = center - (0.55 * tip * np.sin(theta) + 13 * np.cos(theta))
+    plane.append(f'<text class="arrow-label query-label" data-query-label x="{_n(label_x)}" y="{_n(label_y)}" '
+                 f'text-anchor="middle" dominant-baseline="central">q</text>')
     plane.append("</svg>")
 
     weights = rotate_weights(keys, start, length=config["length"], scaled=config["scaled"])
@@ -600,9 +603,11 @@ def _blend_svg(model: ToyModel, sentence: Sentence, blend: dict, others: list[tu
     parts.append(f'<text class="axis-label" x="{_n(ox + 8)}" y="16">↑ {_e(model.features[1])}</text>')
     for other, other_blend in others:
         gx, gy = px(*other_blend["new"])
+        # The label goes toward the middle of the plane, so it never leaves the picture.
+        left_half = gx < size / 2
         parts.append(f'<circle class="ghost" cx="{_n(gx)}" cy="{_n(gy)}" r="6"/>'
-                     f'<text class="ghost-label" x="{_n(gx - 10)}" y="{_n(gy - 10)}" text-anchor="end">'
-                     f'yeni {_e(focus)} ({_e(other.label)})</text>')
+                     f'<text class="ghost-label" x="{_n(gx - 4 if left_half else gx + 4)}" y="{_n(gy + 22)}" '
+                     f'text-anchor="{"start" if left_half else "end"}">{_e(other.label)}</text>')
     for j, (w, v) in enumerate(zip(blend["weights"], blend["values"])):
         if np.hypot(*v) < 1e-9:
             continue
@@ -620,7 +625,11 @@ def _blend_svg(model: ToyModel, sentence: Sentence, blend: dict, others: list[tu
     parts.append(_arrow(ox, oy, sx, sy, "own-arrow", head=9))
     parts.append(_arrow(sx, sy, nx, ny, "mix-arrow", head=9))
     parts.append(_arrow(ox, oy, nx, ny, "new-arrow", head=11))
-    parts.append(f'<text class="own-label" x="{_n(sx - 8)}" y="{_n(sy - 8)}" text-anchor="end">{_e(focus)}</text>')
+    # The word's own label sits on the side away from where the mix pushes it.
+    ux, uy = np.array([nx - sx, ny - sy]) / max(float(np.hypot(nx - sx, ny - sy)), 1e-9)
+    anchor = "end" if ux > 0.5 else "start" if ux < -0.5 else "middle"
+    parts.append(f'<text class="own-label" x="{_n(sx - ux * 14)}" y="{_n(sy - uy * 16 + 4)}" '
+                 f'text-anchor="{anchor}">{_e(focus)}</text>')
     parts.append(f'<text class="new-label" x="{_n(nx + 6)}" y="{_n(ny - 10)}" text-anchor="middle">yeni {_e(focus)}</text>')
     parts.append("</svg>")
     return "".join(parts)
@@ -675,7 +684,7 @@ def blend(lesson_dir: Path) -> str:
     return (
         f'<figure class="visual visual-blend" data-visual="blend" id="{uid}">'
         f'<div class="visual-controls" data-js-only hidden>{_choice_group(uid, "Cümle", model.sentences)}</div>'
-        f'{"".join(panels)}'
+        f'<div class="visual-panels">{"".join(panels)}</div>'
         f'<p class="visual-readout" aria-live="polite" data-readout>{_e(_blend_readout(first, first_blend))}</p>'
         f'<figcaption>Önceki kelimelerin Value okları (soluk: küçük pay) ağırlıklarıyla toplanır ve '
         f'“{_e(focus)}”ın kendi vektörüne eklenir: {formula}. Boş daire, aynı kelimenin öteki cümledeki yeni yeridir.'

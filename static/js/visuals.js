@@ -87,17 +87,18 @@
     if (readout && readout.textContent !== text) readout.textContent = text;
   }
 
-  // Show one sentence's panel. All panels share one size, so switching never moves the page.
+  // Show one sentence's panel. The panels share one grid cell (visuals.css), so the figure
+  // keeps the tallest one's height and switching never moves the page.
   function showPanel(figure, id) {
     var shown = null;
     figure.querySelectorAll("[data-panel]").forEach(function (panel) {
       var match = panel.getAttribute("data-panel") === id;
-      if (match && panel.hidden) {
+      if (match && panel.classList.contains("is-hidden")) {
         panel.classList.remove("is-entering");
         void panel.getBoundingClientRect(); // restart the entrance animation
         panel.classList.add("is-entering");
       }
-      panel.hidden = !match;
+      panel.classList.toggle("is-hidden", !match);
       if (match) shown = panel;
     });
     return shown;
@@ -178,10 +179,10 @@
 
     function update(angle) {
       var result = weightsAt(angle), w = result.weights, best = argmax(w);
-      var t = angle * Math.PI / 180, r = data.length * data.unit + 14;
+      var t = angle * Math.PI / 180, r = 0.55 * data.length * data.unit;
       query.setAttribute("transform", "rotate(" + (-angle) + " " + c + " " + c + ")");
-      queryLabel.setAttribute("x", (c + r * Math.cos(t)).toFixed(1));
-      queryLabel.setAttribute("y", (c - r * Math.sin(t)).toFixed(1));
+      queryLabel.setAttribute("x", (c + r * Math.cos(t) - 13 * Math.sin(t)).toFixed(1));
+      queryLabel.setAttribute("y", (c - (r * Math.sin(t) + 13 * Math.cos(t))).toFixed(1));
       rows.forEach(function (row, j) {
         row.querySelector("[data-bar-fill]").setAttribute("width", (data.barWidth * w[j]).toFixed(1));
         row.querySelector("[data-weight]").textContent = fmt(w[j]);

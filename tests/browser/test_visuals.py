@@ -203,3 +203,8 @@ def test_screenshots_of_the_figures(page, transactional_db, logged_in, course):
                 page.set_viewport_size({"width": width, "height": 900})
                 for name in names:
                     figure(page, name).screenshot(path=str(folder / f"{course}-{name}-{scheme}-{width}.png"))
+                    second = figure(page, name).locator(".choice-group input").nth(1)
+                    if second.count():
+                        second.check()
+                        figure(page, name).screenshot(path=str(folder / f"{course}-{name}-2-{scheme}-{width}.png"))
+                        figure(page, name).locator(".choice-group input").first.check()
