@@ -24,6 +24,25 @@ class SubmissionAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return False
 
+    actions = ["regrade_selected"]
+
+    @admin.action(description=_("Regrade selected submissions (preview first)"))
+    def regrade_selected(self, request, queryset):
+        from django.urls import reverse
+
+        from . import regrade as regrades
+
+        by_exercise = {}
+        for submission in queryset.select_related("exercise__course"):
+            by_exercise.setdefault(submission.exercise, []).append(submission.pk)
+        for exercise, ids in by_exercise.items():
+            run = regrades.start(exercise, request.user, ids)
+            url = reverse("instructors:regrade", args=[exercise.course.slug, run.pk])
+            self.message_user(request, format_html(
+                _("{count} submission(s) of {exercise}: <a href=\"{url}\">review the preview, then apply</a>."),
+                count=len(ids), exercise=exercise.slug, url=url,
+            ))
+
     @admin.display(description=_("result"))
     def result_preview(self, obj):
         items = format_html_join("", "<li>{} {}{}: {}</li>", (
