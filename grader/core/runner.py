@@ -83,6 +83,30 @@ def safe_text(fn, limit):
         return ""
 
 
+def forbid_exec(path):
+    """Install the host-made seccomp program at ``path`` (no execve from here on).
+
+    bwrap already set no_new_privs, so an unprivileged process may add filters;
+    filters only ever add restrictions.
+    """
+    import ctypes
+
+    with open(path, "rb") as f:
+        program = f.read()
+    if not program or len(program) % 8:
+        raise RuntimeError("bad seccomp program")
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    buf = ctypes.create_string_buffer(program, len(program))
+    prog = SockFprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
+
+
 def describe_exception(exc, source_lines):
     """Exception type, the student's own line and a traceback trimmed to it."""
     frames = []
@@ -278,6 +302,14 @@ def main():
         return
     with open("/job/job.json", "rb") as f:
         job = json.load(f)
+    if job.get("no_exec"):
+        try:
+            forbid_exec("/job/no-exec.bpf")
+        except BaseException:
+            # Never run student code with less protection than promised; without
+            # "S" the host counts the run as its own failure, not the student's.
+            return
+    os.write(status_fd, b"S\n")  # secured: student code may run from here on
     runner = Runner(job)
     problem = runner.prepare()
     if problem is not None:

@@ -531,6 +531,7 @@ class RunOutcome:
     collected: list[Any] = field(default_factory=list)
     log_tail: str = ""
     runner_ready: bool = False  # the runner said "R" (it had imported NumPy; no student code yet)
+    secured: bool = False  # the runner installed its no-exec filter and may run student code ("S")
 
     @property
     def signal(self) -> int | None:
@@ -730,10 +731,12 @@ class Sandbox:
         started = time.monotonic()
         outcome = RunOutcome(exit_code=None)
         try:
-            job = dict(job, ctl_fd=self.ctl_r, status_fd=self.status_w,
+            job = dict(job, ctl_fd=self.ctl_r, status_fd=self.status_w, no_exec=True,
                        phases=[[{"index": i, "inputs": sorted(inp)} for i, inp in ph] for ph in phases])
             with _open_readable(self.in_dir / "code.py") as f:
                 f.write(code.encode("utf-8"))
+            with _open_readable(self.in_dir / "no-exec.bpf") as f:
+                f.write(seccomp.no_exec_bpf())
             if phases:
                 _stage_inputs(self.in_dir, 0, phases[0])
             tmp = self.in_dir / "job.json.tmp"
@@ -742,12 +745,17 @@ class Sandbox:
             tmp.rename(self.in_dir / "job.json")
             # CPU spent importing NumPy before the job is not the student's.
             cpu_base = self.cgroups.cpu_seconds() if self.cgroups else None
-            os.write(self.ctl_w, b"J")
+            try:
+                os.write(self.ctl_w, b"J")
+            except BrokenPipeError:
+                pass  # the sandbox is already dead: _supervise sees the exit, we report why
             outcome.runner_ready = self.warm
             _supervise(self.proc, self.cgroups, self.limits, started, cpu_base, outcome, self.status_r,
                        self.ctl_w, self.in_dir, self.out_dir, phases, collect)
             self._stop(outcome, cpu_base)
             outcome.runner_ready = outcome.runner_ready or self.warm
+            if outcome.runner_ready and not outcome.secured and not outcome.timed_out:
+                raise SandboxFailed("the runner did not install its no-exec seccomp filter")
             if not outcome.runner_ready:
                 raise SandboxFailed(
                     f"the sandbox ended before its runner was ready (exit {outcome.exit_code}): "
@@ -872,6 +880,8 @@ def _supervise(proc, cgroups, limits, started, cpu_base, outcome, status_r, ctl_
                     line, _, rest = bytes(status_buf).partition(b"\n")
                     status_buf[:] = rest
                     p = outcome.phases_collected
+                    if line == b"S":
+                        outcome.secured = True  # written before any student code: cannot be withheld
                     if line == b"R" and not outcome.runner_ready:
                         outcome.runner_ready = True
                         deadline = time.monotonic() + limits.wall_seconds

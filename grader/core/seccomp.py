@@ -59,6 +59,24 @@ def filter_bpf() -> bytes:
         return f.read()
 
 
+@functools.lru_cache(maxsize=1)
+def no_exec_bpf() -> bytes:
+    """A second filter the runner installs itself just before student code runs:
+    no execve/execveat, so no shell and no dropped binaries (fork still works).
+
+    It cannot be part of bwrap's filter: that one must let bwrap start Python.
+    """
+    import pyseccomp
+
+    flt = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
+    for name in ("execve", "execveat"):
+        flt.add_rule(pyseccomp.ERRNO(errno.EPERM), name)
+    with tempfile.TemporaryFile() as f:
+        flt.export_bpf(f)
+        f.seek(0)
+        return f.read()
+
+
 def filter_fd() -> int:
     """A readable fd holding the BPF program, for bwrap's ``--seccomp FD``.
 

@@ -716,3 +716,30 @@ def attention(Q, K, V, mask=None):
 """)
     assert result.verdict in (Verdict.PASSED, Verdict.TIMEOUT), dump(result)
     assert time.process_time() - cpu0 < 2.0
+
+
+def test_running_other_programs_is_refused(strict, host):
+    result = run_attack(strict, host, """
+import os, subprocess
+def attention(Q, K, V, mask=None):
+    try:
+        subprocess.run(["/bin/sh", "-c", "echo hi"], check=True)
+    except OSError:
+        pass
+    else:
+        raise AssertionError("ran /bin/sh")
+    assert os.system("true") != 0
+    with open("/tmp/a.out", "wb") as f:
+        f.write(b"\\x7fELF")
+    os.chmod("/tmp/a.out", 0o755)
+    try:
+        os.execv("/tmp/a.out", ["a.out"])
+    except OSError:
+        pass
+    pid = os.fork()            # fork (without exec) still works
+    if pid == 0:
+        os._exit(7)
+    assert os.waitpid(pid, 0)[1] >> 8 == 7
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict == Verdict.PASSED, dump(result)
