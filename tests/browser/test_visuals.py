@@ -54,7 +54,8 @@ def cell_texts(table):
 def test_rotate_slider_follows_arrow_keys_and_buttons_and_the_bars_follow_the_angle(lesson):
     rotate = figure(lesson, "rotate")
     values = rotate.locator("[data-weight]")
-    assert values.all_text_contents() == [fmt(w) for w in rotate_weights(KEYS, 45, scaled=True)]
+    sent = re.findall(r"data-weight>([^<]*)</text>", lesson.request.get(lesson.url).text())
+    assert values.all_text_contents() == sent == [fmt(w) for w in rotate_weights(KEYS, 45, scaled=True)]
 
     slider = rotate.get_by_label("Query'nin açısı θ")
     slider.focus()
@@ -76,10 +77,19 @@ def test_rotate_slider_follows_arrow_keys_and_buttons_and_the_bars_follow_the_an
     assert width == pytest.approx(170 * rotate_weights(KEYS, 65, scaled=True)[1], abs=0.06)
 
 
+def server_cells(page, key):
+    """The playground's cells for ``key`` as the server sent them (before any script ran)."""
+    markup = page.request.get(page.url).text()
+    table = re.search(rf'data-result="{key}">(.*?)</table>', markup, re.S).group(1)
+    return re.findall(r'<td[^>]*data-j="\d+">([^<]*)</td>', table)
+
+
 def test_playground_recomputes_in_the_browser_exactly_as_the_server_did(lesson):
     playground = figure(lesson, "playground")
     server = attention_steps(PLAYGROUND["Q"], PLAYGROUND["K"], PLAYGROUND["V"])
     for key in ("scores", "scaled", "weights", "output"):
+        # visuals.js recomputed every table on load; it must show what NumPy computed.
+        assert cell_texts(playground.locator(f'[data-result="{key}"]')) == server_cells(lesson, key), key
         assert cell_texts(playground.locator(f'[data-result="{key}"]')) == [fmt(x) for x in server[key].ravel()], key
 
     field = playground.get_by_label("Q satır 2, sütun 1")
