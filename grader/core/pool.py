@@ -1,5 +1,8 @@
 """An optional pool of pre-spawned, single-use sandboxes.
 
+Enable it in the process that grades (after any fork: the refill thread does
+not survive a fork), e.g. in the grading worker's start-up.
+
 Each pooled sandbox is an ordinary `Sandbox`: the same namespaces, seccomp
 filter, cgroups and rlimits; its runner has imported NumPy and waits for
 exactly one job, after which it is destroyed.  Nothing is reused between
@@ -15,6 +18,7 @@ replaced so that a long-idle one does not sit on memory forever.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import threading
@@ -114,6 +118,9 @@ def enable_pool(size: int, limits: Limits = Limits()) -> SandboxPool:
     global _pool
     disable_pool()
     _pool = SandboxPool(size, limits)
+    # Idle sandboxes die with this process anyway (--die-with-parent); this also
+    # removes their cgroups and directories at once instead of at the next start.
+    atexit.register(disable_pool)
     return _pool
 
 
