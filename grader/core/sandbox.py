@@ -161,11 +161,26 @@ def _source_for_nobody(path: str, name: str) -> str:
     # Several grader processes may start at once: one mounts, the others see it.
     with open(ALIAS_ROOT / ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not os.path.ismount(alias):
+        if not _is_mount_point(alias):
             _bind_read_only(path, alias)
     if not _world_traversable(str(alias)):
         raise OSError(f"{alias} is not reachable by an unprivileged uid")
     return str(alias)
+
+
+def _is_mount_point(path: Path) -> bool:
+    """From mountinfo: os.path.ismount misses a bind mount from the same filesystem."""
+    target = str(path)
+    try:
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                fields = line.split()
+                # Field 5 is the mount point, with spaces etc. octal-escaped.
+                if len(fields) > 4 and fields[4].encode().decode("unicode_escape") == target:
+                    return True
+    except OSError:
+        pass
+    return False
 
 
 def _bind_read_only(path: str, alias: Path) -> None:
