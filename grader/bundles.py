@@ -62,3 +62,16 @@ def _load(spec_json: str, target: str):
 def load(grader_spec: dict, target: Path) -> tuple[ExerciseSpec, list, object]:
     """The stored (spec, cases, reference) for grading; cached per process."""
     return _load(json.dumps(grader_spec, sort_keys=True, default=str), str(target))
+
+
+@lru_cache(maxsize=256)
+def _load_variants(target: str) -> dict:
+    folder = Path(target) / "variants"
+    if not folder.is_dir():
+        return {}
+    return {d.name: load_bundle(d)[1] for d in sorted(folder.iterdir()) if (d / "manifest.json").exists()}
+
+
+def load_variants(target: Path) -> dict:
+    """Reference outputs of the exercise's misconception variants, by tag; cached per process."""
+    return _load_variants(str(target))

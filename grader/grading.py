@@ -20,7 +20,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from . import bundles
-from .core import GradeResult, Message, SandboxUnavailable, check_source, grade, load_bundle, parse_spec
+from .core import GradeResult, Message, SandboxUnavailable, check_source, grade, parse_spec
 from .models import GradeChange, Submission, Verdict
 
 log = logging.getLogger("grader")
@@ -119,11 +119,7 @@ def run_grading(submission: Submission) -> tuple[GradeResult, str]:
     exercise = submission.exercise
     directory = exercise_bundle(exercise)
     spec, cases, ref = bundles.load(exercise.spec, directory)
-    variants = {}
-    variants_dir = directory / "variants"
-    if variants_dir.is_dir():
-        for folder in sorted(variants_dir.iterdir()):
-            variants[folder.name] = load_bundle(folder)[1]
+    variants = bundles.load_variants(directory)
     result = grade(submission.code, spec, cases, ref, variants=variants,
                    only_visible=submission.mode == Submission.Mode.RUN)
     return result, exercise.content_hash

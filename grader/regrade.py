@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from . import bundles
-from .core import grade, load_bundle
+from .core import grade
 from .grading import result_fields
 from .models import GradeChange, Regrade, RegradeItem, Submission, Verdict
 
@@ -54,9 +54,7 @@ def grade_item(item_id: int) -> str:
     exercise = regrade.exercise
     directory = bundles.bundle_path("exercises", exercise.course.slug, exercise.slug, regrade.content_hash)
     spec, cases, ref = bundles.load(exercise.spec, directory)
-    variants = {}
-    if (directory / "variants").is_dir():
-        variants = {d.name: load_bundle(d)[1] for d in sorted((directory / "variants").iterdir())}
+    variants = bundles.load_variants(directory)
     result = grade(item.submission.code, spec, cases, ref, variants=variants)
     fields = result_fields(result)
     RegradeItem.objects.filter(pk=item_id, done=False).update(

@@ -83,7 +83,7 @@ def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: 
 
 
 def _status_payload(request, submission: Submission, reused: bool = False) -> dict:
-    context = exercise_item_context(submission.exercise, request.user)
+    hints = {m["tag"]: m["hint_html"] for m in submission.exercise.misconceptions}
     return {
         "id": submission.pk,
         "status": submission.status,
@@ -92,7 +92,7 @@ def _status_payload(request, submission: Submission, reused: bool = False) -> di
         "score": submission.score,
         "reused": reused,
         "status_url": reverse("submission_status", args=[submission.pk]),
-        "html": render_to_string("grader/result.html", {"submission": submission, "hints": context["hints"]}, request=request),
+        "html": render_to_string("grader/result.html", {"submission": submission, "hints": hints}, request=request),
     }
 
 

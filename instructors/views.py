@@ -21,7 +21,7 @@ from pygments.lexers import PythonLexer
 
 from courses.models import Course
 from grader import bundles, regrade as regrades
-from grader.core import grade, load_bundle
+from grader.core import grade
 from grader.grading import exercise_bundle
 from grader.models import Regrade, Submission
 
@@ -231,8 +231,7 @@ def test_item(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse
     folder = Path(course.source_path).parent / exercise.source_dir
     spec, cases, ref = bundles.load(exercise.spec, exercise_bundle(exercise))
     runs = [(_("reference solution"), "", grade(exercise.solution_code, spec, cases, ref))]
-    variants_dir = exercise_bundle(exercise) / "variants"
-    variants = {d.name: load_bundle(d)[1] for d in sorted(variants_dir.iterdir())} if variants_dir.is_dir() else {}
+    variants = bundles.load_variants(exercise_bundle(exercise))
     try:
         declared = tomllib.loads((folder / "exercise.toml").read_text(encoding="utf-8")).get("misconceptions", [])
     except OSError:

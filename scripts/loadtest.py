@@ -119,8 +119,10 @@ def run_student(student: Student, count: int, results: list, lock: threading.Loc
             continue
         record = {"kind": kind, "id": reply["id"], "verdict": reply.get("verdict"), "seconds": None}
         url = reply["status_url"]
+        delay = 0.5  # as static/js/exercise.js polls: from 0.5 s, growing to 3 s
         while reply["status"] != "done" and time.monotonic() < deadline:
-            time.sleep(0.3)
+            time.sleep(delay)
+            delay = min(delay * 1.3, 3.0)
             with student.opener.open(student.base + url, timeout=60) as response:
                 reply = json.loads(response.read())
         if reply["status"] == "done":

@@ -39,11 +39,7 @@ class Command(BaseCommand):
         if not (directory / "manifest.json").exists():
             raise CommandError(f"{exercise.slug} has no grading data yet: run manage.py import_course {exercise.course.source_path}")
         spec, cases, ref = bundles.load(exercise.spec, directory)
-        variants = {}
-        if (directory / "variants").is_dir():
-            from grader.core import load_bundle
-
-            variants = {d.name: load_bundle(d)[1] for d in sorted((directory / "variants").iterdir())}
+        variants = bundles.load_variants(directory)
         try:
             result = grade(source, spec, cases, ref, variants=variants)
         except SandboxUnavailable as exc:
