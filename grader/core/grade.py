@@ -369,20 +369,21 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
         # Judge the arrays themselves.
         message = None
         good: dict[str, np.ndarray] = {}
+        # The first problem is what the student reads; every valid array is still kept, so
+        # the misconception matcher sees all of a case's results, not only those before it.
         for name in spec.results:
             got = crun.outputs.get(name)
             shown = _result_display_name(spec, name)
             if not isinstance(got, np.ndarray):
-                message = _result_problem_message(shown, status.get("results", {}).get(name) or got, spec, limits.file_size_bytes)
-                break
+                if message is None:
+                    message = _result_problem_message(shown, status.get("results", {}).get(name) or got, spec, limits.file_size_bytes)
+                continue
             good[name] = got
-            if ref is not None:
+            if ref is not None and message is None:
                 expected = ref.outputs.get(case.name, {}).get(name)
                 if expected is None:
                     raise RuntimeError(f"reference has no {name!r} for case {case.name!r}")
                 message = compare_result(shown, got, expected, spec, hidden, key=name)
-                if message:
-                    break
         if message is None and ref is not None and spec.compare_stdout:
             message = compare_stdout(crun.stdout, ref.stdout.get(case.name, ""), hidden)
         cr.outputs = good
