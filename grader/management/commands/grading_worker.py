@@ -30,6 +30,10 @@ class Command(DbWorkerCommand):
     help = "Run a grading worker (db_worker) that also re-queues submissions of dead workers."
 
     def handle(self, *args, **options):
+        # DIKKAT_GRADER_POOL=N keeps N sandboxes with NumPy already imported, each used once.
+        from grader.core.pool import enable_from_env
+
+        enable_from_env()
         threading.Thread(target=_sweep_forever, args=(settings.GRADING_SWEEP_INTERVAL,),
                          name="lease-sweeper", daemon=True).start()
         return super().handle(*args, **options)
