@@ -87,7 +87,8 @@ class Course(models.Model):
         return True
 
     def active_lessons(self):
-        return self.lessons.active().order_by("order", "slug")
+        # Lists of lessons never need their (large) bodies.
+        return self.lessons.active().defer("body_source", "body_html").order_by("order", "slug")
 
 
 class Lesson(models.Model):
