@@ -88,6 +88,12 @@ def gradebook(request: HttpRequest, course_slug: str) -> HttpResponse:
     })
 
 
+def _csv_cell(value: str) -> str:
+    # A cell starting with = + - @ is a formula to spreadsheet programs; a leading quote
+    # keeps a student's chosen name from running as one.
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
 @login_required
 def gradebook_csv(request: HttpRequest, course_slug: str) -> HttpResponse:
     course = _get_course_for_instructor(request, course_slug)
@@ -101,7 +107,7 @@ def gradebook_csv(request: HttpRequest, course_slug: str) -> HttpResponse:
                     + [item.slug for item in items])
     for row in rows:
         writer.writerow(
-            [row.user.username, row.user.email, row.enrolled_at.date().isoformat(),
+            [_csv_cell(row.user.username), _csv_cell(row.user.email), row.enrolled_at.date().isoformat(),
              row.last_activity.isoformat(timespec="minutes") if row.last_activity else "", f"{row.total:.2f}"]
             + ["" if row.cells[item.key].score is None else f"{row.cells[item.key].score:.2f}" for item in items]
         )

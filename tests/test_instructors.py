@@ -206,3 +206,10 @@ def test_preview_as_student_records_nothing(client, teacher, quiz):
     assert "Öğrenci önizlemesi" in page
     client.post(reverse("answer_question", args=["quiz", "selftest", "who-attends"]), {"option": "qk"})
     assert not Attempt.objects.exists()
+
+
+def test_csv_does_not_let_a_username_run_as_a_spreadsheet_formula(client, teacher, make_user, lab):
+    lab.enroll(make_user("=HYPERLINK(1)"))
+    client.force_login(teacher)
+    body = client.get(reverse("instructors:gradebook_csv", args=["lab"])).content.decode("utf-8-sig")
+    assert list(csv.reader(io.StringIO(body)))[1][0] == "'=HYPERLINK(1)"
