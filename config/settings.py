@@ -232,3 +232,5 @@ GRADING_MAX_PENDING = envint("GRADING_MAX_PENDING", 3)  # queued or running per 
 GRADING_MAX_TRIES = envint("GRADING_MAX_TRIES", 3)  # workers lost before internal_error
 GRADING_LEASE_MARGIN = envint("GRADING_LEASE_MARGIN", 5)  # seconds beyond twice the wall limit
 GRADING_SWEEP_INTERVAL = envint("GRADING_SWEEP_INTERVAL", 5)  # seconds between sweeps per worker
+ANSWER_RATE_LIMIT = envint("ANSWER_RATE_LIMIT", 30)  # self-test answers per student per minute
+GRADING_REQUEUE_AFTER = envint("GRADING_REQUEUE_AFTER", 120)  # queued this long: its task may be lost

@@ -17,6 +17,12 @@ class InstructorScopedAdmin(admin.ModelAdmin):
             return queryset
         return queryset.filter(**{f"{self.course_field}__instructors": request.user})
 
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        # Nothing can be moved into a course the instructor does not teach.
+        if db_field.related_model is Course and not request.user.is_superuser:
+            kwargs["queryset"] = Course.objects.taught_by(request.user)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
 
 def _preview(html: str):
     return format_html('<div class="admin-preview">{}</div>', mark_safe(html))
@@ -36,6 +42,9 @@ class CourseAdmin(admin.ModelAdmin):
     list_filter = ("retired", "enrollment", "score_policy")
     search_fields = ("title", "slug", "summary")
     readonly_fields = ("slug", "source_path", "imported_at", "created_at", "description_preview")
+    # The description is rendered from course.toml at import; raw HTML is never edited here.
+    fields = ("slug", "title", "summary", "description_preview", "enrollment", "enrollment_code",
+              "score_policy", "instructors", "retired", "source_path", "imported_at", "created_at")
     filter_horizontal = ("instructors",)
     inlines = [LessonInline]
     actions = ["reimport"]
@@ -99,7 +108,7 @@ class LessonAdmin(InstructorScopedAdmin):
     list_display = ("title", "slug", "course", "order", "retired", "updated_at")
     list_filter = ("course", "retired")
     search_fields = ("title", "slug", "summary", "body_source")
-    readonly_fields = ("slug", "source_file", "body_preview", "updated_at")
+    readonly_fields = ("course", "slug", "source_file", "body_preview", "updated_at")
     fields = ("course", "slug", "title", "order", "summary", "retired", "source_file", "body_source", "body_preview")
     inlines = [QuestionInline, ExerciseInline]
 

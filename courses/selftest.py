@@ -5,7 +5,11 @@ Kept apart from the views so the web and `manage.py answer` grade exactly the sa
 
 from dataclasses import dataclass, field
 
+from datetime import timedelta
+
+from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from .kinds import AnswerError, Grade, NotGradable, get_kind
 from .models import Attempt, Course, Enrollment, Question
@@ -35,7 +39,7 @@ class QuestionState:
 
     @property
     def solved(self) -> bool:
-        return any(a.correct for a in self.answers)
+        return any(a.correct and not a.after_reveal for a in self.answers)
 
     @property
     def attempts_left(self) -> int | None:
@@ -82,6 +86,14 @@ class AnswerRefused(Exception):
     """The student may not answer now (no attempts left); nothing is stored."""
 
 
+class AnsweringTooFast(Exception):
+    """Too many answers in a short time (code blanks start a sandbox each); retry later."""
+
+    def __init__(self, retry_after: int):
+        super().__init__(retry_after)
+        self.retry_after = retry_after
+
+
 def grade_answer(question: Question, raw_answer) -> tuple[dict, Grade]:
     """Clean and grade an answer without storing it (raises AnswerError / NotGradable)."""
     kind = get_kind(question.kind)
@@ -93,6 +105,13 @@ def grade_answer(question: Question, raw_answer) -> tuple[dict, Grade]:
 
 def submit_answer(user, question: Question, raw_answer) -> Attempt:
     """Grade and store one answer. Grading happens before the row lock is taken."""
+    if not states_for(user, [question])[question.pk].can_answer:
+        raise AnswerRefused()  # before grading: a used-up question never starts a sandbox
+    window = timedelta(seconds=60)
+    recent = list(Attempt.objects.filter(user=user, created_at__gte=timezone.now() - window)
+                  .order_by("created_at").values_list("created_at", flat=True)[:settings.ANSWER_RATE_LIMIT])
+    if len(recent) >= settings.ANSWER_RATE_LIMIT:
+        raise AnsweringTooFast(int((recent[0] + window - timezone.now()).total_seconds()) + 1)
     answer, grade = grade_answer(question, raw_answer)
     with transaction.atomic():
         # Lock the student's enrolment so concurrent answers cannot exceed max_attempts.
@@ -129,6 +148,17 @@ def item_context(question: Question, state: QuestionState, user) -> dict:
         "state": state,
         "kind_context": kind.context(question.spec, (user.pk, question.course_id, question.slug)),
         "last": last,
-        "feedback_items": kind.feedback_items(question.spec, last.answer, last.feedback) if last else [],
+        "feedback_items": _feedback_items(kind, question, last),
         "solution_items": kind.solution_items(question.spec) if state.revealed else [],
     }
+
+
+def _feedback_items(kind, question: Question, last: Attempt | None) -> list[dict]:
+    if last is None:
+        return []
+    try:
+        return kind.feedback_items(question.spec, last.answer, last.feedback)
+    except (KeyError, IndexError, TypeError, StopIteration):
+        # The question changed since this answer (another kind, fewer blanks…): the
+        # verdict still shows, the per-part notes of the old answer do not.
+        return []

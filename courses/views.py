@@ -13,7 +13,7 @@ from grader.views import exercise_item_context
 
 from .kinds import AnswerError, NotGradable, get_kind
 from .models import Course, Enrollment, Lesson, LessonProgress, Question
-from .selftest import AnswerRefused, grade_answer, item_context, reveal_answer, states_for, submit_answer
+from .selftest import AnswerRefused, AnsweringTooFast, grade_answer, item_context, reveal_answer, states_for, submit_answer
 
 
 def _get_course(slug: str) -> Course:
@@ -197,6 +197,8 @@ def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, sl
         return _item_response(request, question, error=str(exc))
     except AnswerRefused:
         return _item_response(request, question, error=_("You have used all your attempts for this question."))
+    except AnsweringTooFast as slow:
+        return _item_response(request, question, error=_("You are answering very fast. Please wait %(seconds)d seconds and try again.") % {"seconds": slow.retry_after})
     return _item_response(request, question)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -87,6 +87,7 @@ def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT) -> Acc
 def enqueue(submission_id: int) -> None:
     from .tasks import grade_submission
 
+    Submission.objects.filter(pk=submission_id).update(enqueued_at=timezone.now())
     grade_submission.enqueue(submission_id)
 
 
@@ -184,9 +185,17 @@ def grade_claimed(submission_id: int) -> str:
 
 
 def sweep(now=None) -> tuple[int, int]:
-    """Re-queue submissions whose worker lease expired; fail those that keep killing workers."""
+    """Re-queue submissions whose worker lease expired; fail those that keep killing workers;
+    give a queued submission whose task may be lost a new task (claiming is idempotent)."""
     now = now or timezone.now()
     requeued = failed = 0
+    lost_before = now - timedelta(seconds=settings.GRADING_REQUEUE_AFTER)
+    waiting = Submission.objects.filter(status=Submission.Status.QUEUED).filter(
+        Q(enqueued_at__lt=lost_before) | Q(enqueued_at__isnull=True, created_at__lt=lost_before)
+    )
+    for submission_id in waiting.values_list("pk", flat=True)[:500]:
+        enqueue(submission_id)
+        requeued += 1
     expired = Submission.objects.filter(status=Submission.Status.RUNNING, lease_expires_at__lt=now)
     for submission in expired.only("pk", "tries", "lease_token"):
         rows = Submission.objects.filter(pk=submission.pk, status=Submission.Status.RUNNING,

@@ -58,6 +58,9 @@ class Submission(models.Model):
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
     graded_hash = models.CharField(_("graded against"), max_length=64, blank=True)
     created_at = models.DateTimeField(_("submitted"), default=timezone.now, db_index=True)
+    # When a task was last put on the queue for it: the sweeper re-enqueues a queued
+    # submission whose task may have been lost (enqueue failed, worker died before claiming).
+    enqueued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # The lease of the worker that claimed it: a dead worker's lease expires and the

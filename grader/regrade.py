@@ -56,6 +56,9 @@ def grade_item(item_id: int) -> str:
     spec, cases, ref = bundles.load(exercise.spec, directory)
     variants = bundles.load_variants(directory)
     result = grade(item.submission.code, spec, cases, ref, variants=variants)
+    if result.verdict in (Verdict.INTERNAL_ERROR, Verdict.REJECTED):
+        # The grader's own trouble is not a grade: leave the item for "resume".
+        return str(result.verdict)
     fields = result_fields(result)
     RegradeItem.objects.filter(pk=item_id, done=False).update(
         done=True, new_verdict=fields["verdict"], new_score=fields["score"], new_tests=fields["tests"],
@@ -88,9 +91,15 @@ def apply(regrade: Regrade) -> int:
         regrade = Regrade.objects.select_for_update().get(pk=regrade.pk)
         if regrade.status != Regrade.Status.PREVIEW:
             raise NotReady("this regrade was already applied or cancelled")
+        if regrade.content_hash != regrade.exercise.content_hash:
+            raise NotReady("the exercise changed again since this preview; start a new preview")
         items = list(regrade.items.select_related("submission"))
         if not all(item.done for item in items):
             raise NotReady("the preview is not complete yet")
+        changed = [i.submission_id for i in items
+                   if (i.submission.verdict, i.submission.score) != (i.old_verdict, i.old_score)]
+        if changed:
+            raise NotReady("some submissions were graded again since this preview; start a new preview")
         for item in items:
             Submission.objects.filter(pk=item.submission_id).update(
                 verdict=item.new_verdict, score=item.new_score, tests=item.new_tests,
@@ -103,4 +112,7 @@ def apply(regrade: Regrade) -> int:
         regrade.status = Regrade.Status.APPLIED
         regrade.applied_at = timezone.now()
         regrade.save(update_fields=["status", "applied_at"])
+        # Older open previews of this exercise now describe grades that no longer stand.
+        Regrade.objects.filter(exercise=regrade.exercise, status=Regrade.Status.PREVIEW).update(
+            status=Regrade.Status.CANCELLED)
     return len(items)

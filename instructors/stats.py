@@ -118,7 +118,7 @@ def question_stats(question) -> tuple[ItemStats, dict]:
     chosen: Counter = Counter()
     wrong_texts: Counter = Counter()
     for attempt in answers:
-        per_student[attempt.user_id].append((attempt.created_at, attempt.correct))
+        per_student[attempt.user_id].append((attempt.created_at, attempt.correct and not attempt.after_reveal))
         tags.update(attempt.misconceptions)
         answer = attempt.answer or {}
         if question.kind == "single_choice":

@@ -107,8 +107,10 @@ def gradebook_csv(request: HttpRequest, course_slug: str) -> HttpResponse:
                     + [item.slug for item in items])
     for row in rows:
         writer.writerow(
-            [_csv_cell(row.user.username), _csv_cell(row.user.email), row.enrolled_at.date().isoformat(),
-             row.last_activity.isoformat(timespec="minutes") if row.last_activity else "", f"{row.total:.2f}"]
+            [_csv_cell(row.user.username), _csv_cell(row.user.email),
+             timezone.localtime(row.enrolled_at).date().isoformat(),
+             timezone.localtime(row.last_activity).isoformat(timespec="minutes") if row.last_activity else "",
+             f"{row.total:.2f}"]
             + ["" if row.cells[item.key].score is None else f"{row.cells[item.key].score:.2f}" for item in items]
         )
     return response

@@ -37,9 +37,11 @@ def test_multiple_choice_gives_partial_credit_per_option(quiz, options, score):
 
 
 def test_multiple_choice_rejects_duplicates_and_unknown_ids(quiz):
-    for answer in ({"options": ["a", "a"]}, {"options": ["a", "x"]}, {"options": []}, {"options": "a"}):
+    for answer in ({"options": ["a", "a"]}, {"options": ["a", "x"]}, {"options": "a"}):
         with pytest.raises(AnswerError):
             grade(quiz, "true-facts", answer)
+    with pytest.raises(NotGradable):  # nothing ticked: a slip, explained, not counted
+        grade(quiz, "true-facts", {"options": []})
 
 
 def _roles(quiz):
@@ -63,9 +65,11 @@ def test_matching_partial_credit_and_wrong_pair_misconception(quiz):
 
 def test_matching_rejects_unknown_items(quiz):
     r = _roles(quiz)
-    for answer in ({"pairs": {"l9": r["ask"]}}, {"pairs": {"l1": "r-nope"}}, {"pairs": {}}, {"pairs": ["l1"]}):
+    for answer in ({"pairs": {"l9": r["ask"]}}, {"pairs": {"l1": "r-nope"}}, {"pairs": ["l1"]}):
         with pytest.raises(AnswerError):
             grade(quiz, "roles", answer)
+    with pytest.raises(NotGradable):
+        grade(quiz, "roles", {"pairs": {}})
 
 
 @pytest.mark.sandbox

@@ -5,7 +5,7 @@ import re
 from django.utils.translation import gettext_lazy as _
 
 from .base import (
-    AnswerError, Grade, QuestionKind, SpecProblem, check_table_keys, expect, optional_text,
+    AnswerError, Grade, NotGradable, QuestionKind, SpecProblem, check_table_keys, expect, optional_text,
     register, stable_shuffle,
 )
 
@@ -122,7 +122,7 @@ class MultipleChoice(_ChoiceKind):
             raise AnswerError(_('expected {"options": ["<option id>", …]}'))
         options = answer["options"]
         if not options:
-            raise AnswerError(_("choose at least one option"))
+            raise NotGradable(_("Choose at least one option, then check your answer."))
         if not all(isinstance(o, str) for o in options) or not set(options) <= self._known(spec):
             raise AnswerError(_("unknown option"))
         if len(set(options)) != len(options):

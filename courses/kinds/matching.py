@@ -5,7 +5,7 @@ import hashlib
 from django.utils.translation import gettext_lazy as _
 
 from .base import (
-    AnswerError, Grade, QuestionKind, SpecProblem, check_table_keys, expect, optional_text,
+    AnswerError, Grade, NotGradable, QuestionKind, SpecProblem, check_table_keys, expect, optional_text,
     register, stable_shuffle,
 )
 
@@ -96,7 +96,7 @@ class Matching(QuestionKind):
                 raise AnswerError(_("unknown right item"))
             cleaned[left_id] = right_id
         if not cleaned:
-            raise AnswerError(_("match at least one item"))
+            raise NotGradable(_("Match at least one item, then check your answer."))
         return {"pairs": dict(sorted(cleaned.items()))}
 
     def grade(self, spec, answer):

@@ -26,7 +26,10 @@
         if (!html || response.status >= 500) throw new Error("server");
         var holder = document.createElement("div");
         holder.innerHTML = html;
-        var fresh = holder.firstElementChild;
+        var fresh = holder.querySelector("[data-question]");
+        // Anything but the question's own fragment (a login page after the session
+        // expired, a CSRF page) goes through a normal post, so nothing is lost silently.
+        if (!fresh || fresh.id !== item.id) throw new Error("not a fragment");
         item.replaceWith(fresh);
         enhance(fresh);
         var focus = fresh.querySelector("[data-feedback], [role=alert], [data-solution]");
