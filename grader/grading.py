@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 
 from . import bundles
 from .core import GradeResult, Message, SandboxUnavailable, check_source, grade, parse_spec
-from .models import GradeChange, Submission, Verdict
+from .models import GradeChange, SolutionReveal, Submission, Verdict
 
 log = logging.getLogger("grader")
 
@@ -73,6 +73,7 @@ def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT) -> Acc
             # PostgreSQL text cannot hold NUL; such code is rejected below anyway, and the
             # stored copy marks where the NULs were.
             user=user, exercise=exercise, mode=mode, code=code.replace("\x00", "\ufffd"), code_hash=code_hash,
+            after_reveal=SolutionReveal.objects.filter(user=user, exercise=exercise).exists(),
         )
         problem = check_source(code, parse_spec(exercise.spec))
         if problem is not None:

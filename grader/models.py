@@ -55,6 +55,8 @@ class Submission(models.Model):
     message = models.JSONField(_("message"), null=True, blank=True)
     stdout = models.TextField(_("output"), blank=True)
     misconception = models.CharField(_("misconception"), max_length=64, blank=True)
+    # Sent after the student chose to see the sample solution: kept, but scores 0.
+    after_reveal = models.BooleanField(_("after the sample solution"), default=False)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
     graded_hash = models.CharField(_("graded against"), max_length=64, blank=True)
     created_at = models.DateTimeField(_("submitted"), default=timezone.now, db_index=True)
@@ -116,6 +118,19 @@ def render_message(data: dict | None) -> str:
     if not data:
         return ""
     return Message(data["msgid"], data.get("params") or {}).render(gettext)
+
+
+class SolutionReveal(models.Model):
+    """A student chose to see an exercise's sample solution (allowed by its reveal rule)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    exercise = models.ForeignKey("courses.Exercise", on_delete=models.CASCADE, related_name="solution_reveals")
+    created_at = models.DateTimeField(_("time"), default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "exercise"], name="one_reveal_per_exercise")]
+        verbose_name = _("sample solution shown")
+        verbose_name_plural = _("sample solutions shown")
 
 
 class GradeChange(models.Model):

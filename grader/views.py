@@ -12,7 +12,7 @@ from courses.models import Course, Exercise
 from courses.reveal import may_reveal
 
 from .grading import SubmissionRefused, submit
-from .models import Submission, Verdict
+from .models import SolutionReveal, Submission, Verdict
 
 MAX_CODE_CHARS = 200_000  # the grader rejects more than its source cap; this guards the form
 
@@ -21,15 +21,18 @@ def exercise_item_context(exercise: Exercise, user) -> dict:
     """What the lesson page shows for an exercise: editor, latest result, sample solution."""
     submissions = Submission.objects.filter(user=user, exercise=exercise) if user.is_authenticated else Submission.objects.none()
     latest = submissions.first()
-    counted = list(submissions.counted().values_list("verdict", flat=True))
-    solved = Verdict.PASSED in counted
+    counted = list(submissions.counted().values_list("verdict", "after_reveal"))
+    solved = (Verdict.PASSED, False) in counted
+    revealed = user.is_authenticated and SolutionReveal.objects.filter(user=user, exercise=exercise).exists()
     return {
         "exercise": exercise,
         "latest": latest,
         "code": latest.code if latest else exercise.starter_code,
         "attempts": len(counted),
         "solved": solved,
-        "show_solution": may_reveal(exercise.reveal, attempts=len(counted), solved=solved),
+        "show_solution": revealed,
+        "can_reveal": not revealed and bool(exercise.solution_code)
+        and may_reveal(exercise.reveal, attempts=len(counted), solved=solved),
         "hints": {m["tag"]: m["hint_html"] for m in exercise.misconceptions},
         "history_count": submissions.count(),
     }
@@ -94,6 +97,18 @@ def _status_payload(request, submission: Submission, reused: bool = False) -> di
         "status_url": reverse("submission_status", args=[submission.pk]),
         "html": render_to_string("grader/result.html", {"submission": submission, "hints": hints}, request=request),
     }
+
+
+@login_required
+@require_POST
+def reveal_solution(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
+    exercise = _get_exercise_for_user(request, course_slug, lesson_slug, slug)
+    context = exercise_item_context(exercise, request.user)
+    if context["can_reveal"]:
+        SolutionReveal.objects.get_or_create(user=request.user, exercise=exercise)
+    elif not context["show_solution"]:
+        messages.warning(request, _("The sample solution cannot be shown yet."))
+    return redirect(exercise.lesson.get_absolute_url() + f"#ex-{exercise.slug}")
 
 
 @login_required

@@ -69,9 +69,10 @@ def gradebook(course: Course, items: list) -> list[Row]:
         counts[key] += kind == Attempt.Kind.ANSWER
         activity[user_id] = max(activity.get(user_id, created), created)
     submissions = Submission.objects.counted().filter(exercise_id__in=exercise_ids, user_id__in=rows).order_by("created_at", "pk")
-    for user_id, exercise_id, score, created in submissions.values_list("user_id", "exercise_id", "score", "created_at"):
+    for user_id, exercise_id, score, after_reveal, created in submissions.values_list(
+            "user_id", "exercise_id", "score", "after_reveal", "created_at"):
         key = (user_id, exercise_ids[exercise_id])
-        scores[key].append((created, score or 0.0))
+        scores[key].append((created, 0.0 if after_reveal else score or 0.0))
         counts[key] += 1
     for user_id, last in Submission.objects.filter(exercise__course=course, user_id__in=rows).values_list("user_id").annotate(last=Max("created_at")):
         activity[user_id] = max(activity.get(user_id, last), last)
@@ -145,7 +146,8 @@ def exercise_stats(exercise) -> tuple[ItemStats, dict]:
     hidden_failures: Counter = Counter()
     tags: Counter = Counter()
     for submission in submissions:
-        per_student[submission.user_id].append((submission.created_at, submission.verdict == Verdict.PASSED))
+        per_student[submission.user_id].append(
+            (submission.created_at, submission.verdict == Verdict.PASSED and not submission.after_reveal))
         verdicts[submission.verdict] += 1
         if submission.misconception:
             tags[submission.misconception] += 1

@@ -113,3 +113,27 @@ def test_a_preview_made_before_the_exercise_changed_again_cannot_be_applied(make
     type(attn).objects.filter(pk=attn.pk).update(content_hash="f" * 64)  # imported again since
     with pytest.raises(regrades.NotReady):
         regrades.apply(old)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.sandbox
+def test_code_sent_after_seeing_the_sample_solution_scores_zero(client, alice, lab):
+    from instructors.stats import course_items, gradebook
+
+    lab.enroll(alice)
+    client.force_login(alice)
+    attn = lab.exercises.get(slug="attn")
+    reveal = reverse("reveal_solution", args=["lab", "lab", "attn"])
+    client.post(reveal)  # after_attempts = 2: not yet
+    assert "np.sqrt(Q.shape[-1])" not in client.get(reverse("lesson", args=["lab", "lab"])).text.split('id="ex-attn"')[1]
+    for code in ("x = 1\n", "y = 2\n"):
+        grade_claimed(submit(alice, attn, code).submission.pk)
+    client.post(reveal)
+    page = client.get(reverse("lesson", args=["lab", "lab"])).text
+    assert "np.sqrt(Q.shape[-1])" in page.split('id="ex-attn"')[1]
+    copied = submit(alice, attn, SOLUTION).submission
+    grade_claimed(copied.pk)
+    copied.refresh_from_db()
+    assert (copied.verdict, copied.after_reveal) == ("passed", True)
+    [row] = gradebook(lab, course_items(lab))
+    assert row.cells["e:attn"].score == 0.0

@@ -34,7 +34,7 @@ def test_run_then_submit_shows_live_status_and_verdict(page, lab_live, grading_w
     page.reload()
     expect(page.locator("#ex-attn [data-result]")).to_contain_text("Bütün durumlar geçti")
     # after_attempts = 2 has been reached: the sample solution may be shown.
-    page.locator("#ex-attn").get_by_text("Örnek çözümü göster").click()
+    page.locator("#ex-attn").get_by_role("button", name="Örnek çözümü göster").click()
     expect(page.locator("#ex-attn .sample-solution pre")).to_contain_text("def attention")
 
 
