@@ -19,6 +19,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from courses.models import Enrollment
+
 from . import bundles
 from .core import GradeResult, Message, SandboxUnavailable, check_source, grade, parse_spec
 from .models import GradeChange, SolutionReveal, Submission, Verdict
@@ -49,6 +51,9 @@ def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT) -> Acc
     code_hash = Submission.hash_code(code)
     now = timezone.now()
     with transaction.atomic():
+        # One student's submissions go one at a time, so the limits below hold on PostgreSQL
+        # too (SQLite's IMMEDIATE transactions already serialise writers).
+        Enrollment.objects.select_for_update().filter(user=user, course_id=exercise.course_id).first()
         mine = Submission.objects.filter(user=user)
         same = mine.filter(exercise=exercise, mode=mode, code_hash=code_hash).exclude(
             verdict=Verdict.INTERNAL_ERROR
