@@ -41,8 +41,10 @@ def resume(regrade: Regrade) -> int:
     from .tasks import regrade_item
 
     pending = list(regrade.items.filter(done=False).values_list("pk", flat=True))
+    # Below students' own submissions: a regrade of hundreds never holds up someone waiting.
+    low = regrade_item.using(priority=-50)
     for item_id in pending:
-        regrade_item.enqueue(item_id)
+        low.enqueue(item_id)
     return len(pending)
 
 
