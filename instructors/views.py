@@ -237,7 +237,11 @@ def test_item(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse
     course = _get_course_for_instructor(request, course_slug)
     exercise = _get_item(course, "e", slug)
     folder = Path(course.source_path).parent / exercise.source_dir
-    spec, cases, ref = bundles.load(exercise.spec, exercise_bundle(exercise))
+    try:
+        spec, cases, ref = bundles.load(exercise.spec, exercise_bundle(exercise))
+    except OSError:
+        messages.error(request, _("This exercise has no grading data on this machine yet: import the course again."))
+        return redirect("instructors:item", course.slug, "e", exercise.slug)
     runs = [(_("reference solution"), "", grade(exercise.solution_code, spec, cases, ref))]
     variants = bundles.load_variants(exercise_bundle(exercise))
     try:
@@ -247,7 +251,7 @@ def test_item(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse
     for entry in declared:
         try:
             source = (folder / entry["file"]).read_text(encoding="utf-8")
-        except OSError:
+        except (OSError, KeyError, TypeError):
             continue
         runs.append((entry["tag"], entry["file"], grade(source, spec, cases, ref, variants=variants)))
     return render(request, "instructors/test_item.html", {"course": course, "exercise": exercise, "runs": runs})
