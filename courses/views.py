@@ -94,7 +94,8 @@ def render_lesson(request: HttpRequest, lesson: Lesson, *, preview: bool = False
         if item.is_exercise:
             item.ctx = exercise_item_context(item, request.user if not preview else AnonymousUser())
         else:
-            item.ctx = {**item_context(item, states[item.pk], request.user), "recording": recording}
+            item.ctx = {**item_context(item, states[item.pk], request.user), "recording": recording,
+                        "preview_mode": preview}
     return render(
         request,
         "courses/lesson.html",
@@ -165,8 +166,10 @@ def _item_response(request, question: Question, *, status: int = 200, error: str
     wants_fragment = request.headers.get("X-Requested-With") == "dikkat"
     if wants_fragment:
         state = states_for(request.user, [question])[question.pk]
-        context = {**item_context(question, state, request.user), "error": error,
-                   "recording": question.course.is_enrolled(request.user), "preview": preview}
+        preview_mode = request.POST.get("preview") == "1" and question.course.is_instructor(request.user)
+        context = {**item_context(question, state, request.user), "error": error, "preview": preview,
+                   "recording": question.course.is_enrolled(request.user) and not preview_mode,
+                   "preview_mode": preview_mode}
         html = render_to_string("courses/question_item.html", {"question": question, "ctx": context}, request=request)
         return HttpResponse(html, status=status)
     if status >= 400:
@@ -185,7 +188,8 @@ def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, sl
     kind = get_kind(question.kind)
     try:
         raw = kind.answer_from_post(question.spec, request.POST)
-        if not question.course.is_enrolled(request.user):
+        previewing = request.POST.get("preview") == "1" and question.course.is_instructor(request.user)
+        if previewing or not question.course.is_enrolled(request.user):
             # Instructors previewing a lesson: graded, never recorded.
             _answer, grade = grade_answer(question, raw)
             verdict = _("Correct.") if grade.correct else _("Not quite: score %(score)d%%.") % {"score": round(grade.score * 100)}

@@ -201,10 +201,11 @@ def test_test_this_item_grades_reference_and_variants(client, teacher, lab):
 
 
 def test_preview_as_student_records_nothing(client, teacher, quiz):
+    quiz.enroll(teacher)  # even an instructor who is also enrolled
     client.force_login(teacher)
     page = client.get(reverse("instructors:preview", args=["quiz", "selftest"])).text
-    assert "Öğrenci önizlemesi" in page
-    client.post(reverse("answer_question", args=["quiz", "selftest", "who-attends"]), {"option": "qk"})
+    assert "Öğrenci önizlemesi" in page and 'name="preview" value="1"' in page
+    client.post(reverse("answer_question", args=["quiz", "selftest", "who-attends"]), {"option": "qk", "preview": "1"})
     assert not Attempt.objects.exists()
 
 
