@@ -17,6 +17,14 @@ class ActiveQuerySet(models.QuerySet):
     def active(self):
         return self.filter(retired=False)
 
+    def matching(self, slug: str) -> list:
+        """Active items for ``slug`` or ``course/slug`` (command-line lookups); may be several."""
+        course_slug, _, item_slug = slug.rpartition("/")
+        found = self.active().filter(slug=item_slug).select_related("course")
+        if course_slug:
+            found = found.filter(course__slug=course_slug)
+        return list(found)
+
 
 class CourseQuerySet(ActiveQuerySet):
     def taught_by(self, user):
@@ -171,7 +179,9 @@ class Question(models.Model):
 
     @property
     def kind_template(self) -> str:
-        return f"courses/kinds/{self.kind}.html"
+        from .kinds import get_kind
+
+        return get_kind(self.kind).template
 
 
 class Exercise(models.Model):
@@ -210,6 +220,10 @@ class Exercise(models.Model):
         return self.slug
 
     is_exercise = True
+
+    @property
+    def misconception_hints(self) -> dict[str, str]:
+        return {m["tag"]: m["hint_html"] for m in self.misconceptions}
 
 
 class Enrollment(models.Model):

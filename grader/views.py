@@ -33,7 +33,7 @@ def exercise_item_context(exercise: Exercise, user) -> dict:
         "show_solution": revealed,
         "can_reveal": not revealed and bool(exercise.solution_code)
         and may_reveal(exercise.reveal, attempts=len(counted), solved=solved),
-        "hints": {m["tag"]: m["hint_html"] for m in exercise.misconceptions},
+        "hints": exercise.misconception_hints,
         "history_count": submissions.count(),
     }
 
@@ -86,7 +86,7 @@ def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: 
 
 
 def _status_payload(request, submission: Submission, reused: bool = False) -> dict:
-    hints = {m["tag"]: m["hint_html"] for m in submission.exercise.misconceptions}
+    hints = submission.exercise.misconception_hints
     return {
         "id": submission.pk,
         "status": submission.status,
@@ -121,5 +121,5 @@ def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
 def history(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
     exercise = _get_exercise_for_user(request, course_slug, lesson_slug, slug)
     submissions = list(Submission.objects.filter(user=request.user, exercise=exercise)[:100])
-    hints = {m["tag"]: m["hint_html"] for m in exercise.misconceptions}
+    hints = exercise.misconception_hints
     return render(request, "grader/history.html", {"exercise": exercise, "submissions": submissions, "hints": hints})

@@ -7,12 +7,11 @@ def bar_chart(rows: list[tuple[str, int]], title: str) -> str:
     if not rows:
         return ""
     largest = max(count for _, count in rows) or 1
-    bar_height, gap, label_width, width = 22, 6, 0, 100
+    bar_height, gap, width = 22, 6, 100
     bars = [
         {"label": label, "count": count, "y": i * (bar_height + gap), "width": round(width * count / largest, 2)}
         for i, (label, count) in enumerate(rows)
     ]
     return render_to_string("instructors/bar_chart.html", {
         "title": title, "bars": bars, "height": len(rows) * (bar_height + gap), "bar_height": bar_height,
-        "label_width": label_width,
     })

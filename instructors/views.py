@@ -183,7 +183,7 @@ def student_submissions(request: HttpRequest, course_slug: str, slug: str, user_
         })
         previous = submission
     entries.reverse()
-    hints = {m["tag"]: m["hint_html"] for m in exercise.misconceptions}
+    hints = exercise.misconception_hints
     return render(request, "instructors/submissions.html", {
         "course": course, "exercise": exercise, "student": student, "entries": entries, "hints": hints,
     })

@@ -47,11 +47,7 @@ class Command(BaseCommand):
 
 
 def _find_question(slug: str) -> Question:
-    course_slug, _, question_slug = slug.rpartition("/")
-    questions = Question.objects.active().filter(slug=question_slug)
-    if course_slug:
-        questions = questions.filter(course__slug=course_slug)
-    found = list(questions.select_related("course"))
+    found = Question.objects.matching(slug)
     if not found:
         raise CommandError(f"no active question with slug {slug!r}")
     if len(found) > 1:

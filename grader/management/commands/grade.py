@@ -62,11 +62,7 @@ class Command(BaseCommand):
 
 
 def _find_exercise(slug: str) -> Exercise:
-    course_slug, _, exercise_slug = slug.rpartition("/")
-    found = Exercise.objects.active().filter(slug=exercise_slug).select_related("course")
-    if course_slug:
-        found = found.filter(course__slug=course_slug)
-    found = list(found)
+    found = Exercise.objects.matching(slug)
     if not found:
         raise CommandError(f"unknown exercise {slug!r}; `manage.py grade --list` shows the slugs")
     if len(found) > 1:
