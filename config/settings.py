@@ -121,6 +121,10 @@ else:
                 "timeout": 30,
             },
             "TEST": {"NAME": VAR_DIR / "test-db.sqlite3"},
+            # Keep each thread's connection between requests and tasks: opening one (and
+            # closing it) costs more than a typical status poll's queries.
+            "CONN_MAX_AGE": envint("DB_CONN_MAX_AGE", 600),
+            "CONN_HEALTH_CHECKS": True,
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
