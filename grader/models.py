@@ -1,6 +1,10 @@
 """Submissions of exercise code and their grades; the grading itself lives in grader.core."""
 
 import hashlib
+import math
+import statistics
+import time
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -95,13 +99,36 @@ class Submission(models.Model):
         return self.status != self.Status.DONE
 
     def queue_position(self) -> int | None:
-        """1 for the next to be graded; None once running or done."""
+        """1 for the next to be graded; None once running or done (counted once per object)."""
         if self.status != self.Status.QUEUED:
             return None
-        ahead = Submission.objects.filter(status=self.Status.QUEUED).filter(
-            Q(created_at__lt=self.created_at) | Q(created_at=self.created_at, pk__lt=self.pk)
-        )
-        return ahead.count() + 1
+        if getattr(self, "_position", None) is None:
+            ahead = Submission.objects.filter(status=self.Status.QUEUED).filter(
+                Q(created_at__lt=self.created_at) | Q(created_at=self.created_at, pk__lt=self.pk)
+            )
+            self._position = ahead.count() + 1
+        return self._position
+
+    def queue_wait_seconds(self) -> int | None:
+        """About how long until a queued submission's verdict: its place in line shared by
+        the workers grading now, at the recent pace; None when nobody is grading."""
+        position = self.queue_position()
+        pace = grading_pace()
+        if position is None or pace is None:
+            return None
+        seconds_per_grade, running = pace
+        return max(1, math.ceil((position / running + 1) * seconds_per_grade))
+
+    def poll_after_ms(self) -> int | None:
+        """When a status poll is next worth making: near the expected verdict, not sooner."""
+        if self.status == self.Status.QUEUED:
+            wait = self.queue_wait_seconds()
+            return None if wait is None else min(10_000, wait * 1000)
+        pace = grading_pace()
+        if self.status == self.Status.RUNNING and pace is not None and self.started_at is not None:
+            left = pace[0] - (timezone.now() - self.started_at).total_seconds()
+            return int(min(10.0, max(0.3, left)) * 1000)
+        return None
 
     def rendered_tests(self) -> list[dict]:
         return [{**test, "message": render_message(test.get("message"))} for test in self.tests]
@@ -112,6 +139,31 @@ class Submission(models.Model):
     @property
     def score_percent(self) -> int | None:
         return None if self.score is None else round(self.score * 100)
+
+
+PACE_SECONDS = 2.0  # how long one process reuses its estimate of the grading pace
+_pace: tuple[float, tuple[float, int] | None] = (-PACE_SECONDS, None)
+
+
+def grading_pace() -> tuple[float, int] | None:
+    """(mean seconds a worker spent on each of the last 20 grades, submissions running now),
+    or None when nothing runs. Status polls ask for it often; each process keeps it briefly."""
+    global _pace
+    now = time.monotonic()
+    taken, pace = _pace
+    if now - taken < PACE_SECONDS:
+        return pace
+    running = Submission.objects.filter(status=Submission.Status.RUNNING).count()
+    recent = Submission.objects.filter(status=Submission.Status.DONE, started_at__isnull=False).order_by("-pk")
+    spans = [(end - start).total_seconds() for start, end in recent.values_list("started_at", "finished_at")[:20]]
+    pace = (statistics.fmean(spans), running) if running and spans else None
+    _pace = (now, pace)
+    return pace
+
+
+def forget_grading_pace() -> None:
+    global _pace
+    _pace = (-PACE_SECONDS, None)
 
 
 def render_message(data: dict | None) -> str:

@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from courses.models import Course, Exercise
+from courses.models import Exercise
 from courses.reveal import may_reveal
 
 from .grading import SubmissionRefused, submit
@@ -39,19 +39,29 @@ def exercise_item_context(exercise: Exercise, user) -> dict:
 
 
 def _get_exercise_for_user(request, course_slug: str, lesson_slug: str, slug: str) -> Exercise:
-    course = get_object_or_404(Course.objects.active(), slug=course_slug)
     exercise = get_object_or_404(
-        Exercise.objects.active().select_related("course", "lesson"),
-        course=course, lesson__slug=lesson_slug, lesson__retired=False, slug=slug,
+        Exercise.objects.active().select_related("course", "lesson__course").defer(
+            "lesson__body_source", "lesson__body_html", "lesson__course__description_html"),
+        course__retired=False, course__slug=course_slug,
+        lesson__slug=lesson_slug, lesson__retired=False, slug=slug,
     )
-    if not course.is_enrolled(request.user):
+    if not exercise.course.is_enrolled(request.user):
         raise PermissionDenied(_("Enrol in this course to send code."))
     return exercise
 
 
 def _get_submission_for_user(request, pk: int) -> Submission:
     # Another student's submission is a 404, never a hint that it exists.
-    return get_object_or_404(Submission.objects.select_related("exercise__course", "exercise__lesson"), pk=pk, user=request.user)
+    rows = Submission.objects.select_related("exercise__lesson__course").defer(*STATUS_DEFERRED)
+    return get_object_or_404(rows, pk=pk, user=request.user)
+
+
+# What a status poll never shows: not loaded on every poll.
+STATUS_DEFERRED = (
+    "code", "last_error", "exercise__prompt_html", "exercise__starter_code", "exercise__solution_code",
+    "exercise__spec", "exercise__reveal", "exercise__lesson__summary", "exercise__lesson__body_source",
+    "exercise__lesson__body_html", "exercise__lesson__course__summary", "exercise__lesson__course__description_html",
+)
 
 
 @login_required
@@ -86,17 +96,25 @@ def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: 
 
 
 def _status_payload(request, submission: Submission, reused: bool = False) -> dict:
-    hints = submission.exercise.misconception_hints
-    return {
+    payload = {
         "id": submission.pk,
         "status": submission.status,
         "position": submission.queue_position(),
+        "wait_seconds": submission.queue_wait_seconds(),
         "verdict": submission.verdict or None,
         "score": submission.score,
         "reused": reused,
         "status_url": reverse("submission_status", args=[submission.pk]),
-        "html": render_to_string("grader/result.html", {"submission": submission, "hints": hints}, request=request),
+        "html": render_to_string("grader/result.html", {
+            "submission": submission,
+            "hints": submission.exercise.misconception_hints if not submission.is_pending else {},
+        }, request=request),
     }
+    # A long queue is not asked every half second: the page polls again near the expected verdict.
+    poll_after = submission.poll_after_ms()
+    if poll_after is not None:
+        payload["poll_after_ms"] = poll_after
+    return payload
 
 
 @login_required

@@ -174,3 +174,13 @@ def run_queue():
         call_command("db_worker", batch=True, no_startup_delay=True, interval=0, verbosity=0)
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _fresh_grading_pace():
+    """Each process keeps its estimate of the grading pace for two seconds; tests start afresh."""
+    from grader.models import forget_grading_pace
+
+    forget_grading_pace()
+    yield
+    forget_grading_pace()

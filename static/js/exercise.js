@@ -23,7 +23,13 @@
     return result;
   }
 
-  function poll(area, url, delay) {
+  // Without a hint, polls back off from 0.5 s to 3 s. While grading is busy the server says
+  // when the verdict is expected (poll_after_ms), so a long queue is not asked every second.
+  function nextDelay(data, backoff) {
+    return data.poll_after_ms || backoff;
+  }
+
+  function poll(area, url, delay, backoff) {
     window.setTimeout(function () {
       fetch(url, { headers: { "X-Requested-With": "dikkat" }, credentials: "same-origin" })
         .then(function (response) { return response.json(); })
@@ -32,10 +38,11 @@
           if (data.status === "done") {
             if (result) result.focus();
           } else {
-            poll(area, url, Math.min(delay * 1.3, 3000));
+            var next = Math.min(backoff * 1.3, 3000);
+            poll(area, url, nextDelay(data, next), next);
           }
         })
-        .catch(function () { poll(area, url, 3000); });
+        .catch(function () { poll(area, url, 3000, 3000); });
     }, delay);
   }
 
@@ -65,7 +72,7 @@
         return;
       }
       show(area, reply.payload.html);
-      if (reply.payload.status !== "done") poll(area, reply.payload.status_url, 500);
+      if (reply.payload.status !== "done") poll(area, reply.payload.status_url, nextDelay(reply.payload, 500), 500);
       else if (area.firstElementChild) area.firstElementChild.focus();
     }).catch(function () {
       form.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
@@ -76,6 +83,6 @@
   // A page that loaded while grading was pending keeps polling too.
   document.querySelectorAll("[data-exercise] [data-submission][data-status=queued], [data-exercise] [data-submission][data-status=running]").forEach(function (result) {
     var area = result.closest("[data-result]");
-    poll(area, "/gonderim/" + result.dataset.submission + "/durum/", 500);
+    poll(area, "/gonderim/" + result.dataset.submission + "/durum/", 500, 500);
   });
 })();

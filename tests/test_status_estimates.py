@@ -1,0 +1,122 @@
+"""A queued submission's status says about how long is left, and tells the page when to ask again."""
+
+import math
+from datetime import timedelta
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from grader import grading
+from grader.grading import submit, sweep
+from grader.models import Submission, forget_grading_pace
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SOLUTION = (FIXTURES / "lab" / "01-lab" / "attn" / "solution.py").read_text()
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def attn(lab):
+    return lab.exercises.get(slug="attn")
+
+
+def graded(user, exercise, index: int, seconds: float) -> Submission:
+    """A finished submission whose worker spent ``seconds`` on it."""
+    end = timezone.now() - timedelta(minutes=1)
+    return Submission.objects.create(
+        user=user, exercise=exercise, code=f"x = {index}", code_hash=f"h{index}", status="done", verdict="failed",
+        started_at=end - timedelta(seconds=seconds), finished_at=end,
+    )
+
+
+def status(client, submission) -> dict:
+    return client.get(reverse("submission_status", args=[submission.pk])).json()
+
+
+def test_a_queued_submission_shows_its_wait_and_when_to_poll(client, alice, bob, lab, attn, make_user):
+    lab.enroll(alice)
+    lab.enroll(bob)
+    for index in range(4):
+        graded(bob, attn, index, seconds=2.0)  # the recent pace: 2 s per grade
+    Submission.objects.create(user=bob, exercise=attn, code="y = 1", code_hash="r", status="running",
+                              started_at=timezone.now())
+    others = [make_user(f"ogrenci{i}") for i in range(3)]
+    for other in others:
+        lab.enroll(other)
+        submit(other, attn, SOLUTION + f"\n# {other.username}")
+    mine = submit(alice, attn, SOLUTION).submission  # fourth in line, one worker busy
+    client.force_login(alice)
+
+    data = status(client, mine)
+    assert (data["status"], data["position"]) == ("queued", 4)
+    assert data["wait_seconds"] == math.ceil((4 / 1 + 1) * 2.0)  # ten seconds
+    assert data["poll_after_ms"] == 10_000
+    assert "10 sn" in data["html"] and "4." in data["html"]
+
+
+def test_without_a_grading_worker_there_is_no_estimate_and_the_page_backs_off(client, alice, lab, attn):
+    lab.enroll(alice)
+    graded(alice, attn, 1, seconds=2.0)
+    mine = submit(alice, attn, SOLUTION).submission
+    client.force_login(alice)
+    data = status(client, mine)
+    assert data["status"] == "queued" and data["wait_seconds"] is None
+    assert "poll_after_ms" not in data  # the page's own back-off (0.5 s growing to 3 s) applies
+    assert "sn kaldı" not in data["html"]
+
+
+def test_a_running_submission_is_polled_again_near_its_expected_end(client, alice, lab, attn):
+    lab.enroll(alice)
+    graded(alice, attn, 1, seconds=3.0)
+    mine = Submission.objects.create(user=alice, exercise=attn, code="z = 1", code_hash="z", status="running",
+                                     started_at=timezone.now() - timedelta(seconds=1))
+    client.force_login(alice)
+    data = status(client, mine)
+    assert data["status"] == "running"
+    assert 1500 <= data["poll_after_ms"] <= 2100  # about 3 s per grade, 1 s already spent
+    forget_grading_pace()
+    Submission.objects.filter(pk=mine.pk).update(started_at=timezone.now() - timedelta(seconds=30))
+    assert status(client, mine)["poll_after_ms"] == 300  # overdue: ask again soon, not at once
+
+
+def test_the_estimate_is_reused_briefly_then_measured_again(alice, lab, attn):
+    lab.enroll(alice)
+    graded(alice, attn, 1, seconds=2.0)
+    Submission.objects.create(user=alice, exercise=attn, code="w", code_hash="w", status="running", started_at=timezone.now())
+    assert grading_pace_now() == (2.0, 1)
+    Submission.objects.filter(status="running").update(status="done", finished_at=timezone.now())
+    assert grading_pace_now() == (2.0, 1)  # within PACE_SECONDS: the kept estimate
+    with mock.patch("grader.models.time.monotonic", return_value=10**9):
+        assert grading_pace_now() is None  # measured again: nothing runs now
+
+
+def grading_pace_now():
+    from grader.models import grading_pace
+
+    return grading_pace()
+
+
+def test_a_submission_whose_task_never_reached_the_queue_is_queued_again_by_the_sweeper(alice, lab, attn, settings):
+    lab.enroll(alice)
+    with mock.patch.object(grading, "enqueue", side_effect=RuntimeError("queue down")):
+        with pytest.raises(RuntimeError):
+            with django_capture_on_commit():
+                submit(alice, attn, SOLUTION)
+    stored = Submission.objects.get(user=alice)
+    assert stored.status == "queued" and stored.enqueued_at is not None
+    assert sweep() == (0, 0)  # not yet: its task may still be on its way
+    later = timezone.now() + timedelta(seconds=settings.GRADING_REQUEUE_AFTER + 1)
+    with mock.patch.object(grading, "enqueue") as enqueue:
+        assert sweep(now=later) == (1, 0)
+    enqueue.assert_called_once_with(stored.pk)
+
+
+def django_capture_on_commit():
+    """Run on_commit callbacks when the block ends (the test's transaction never commits)."""
+    from django.test import TestCase
+
+    return TestCase.captureOnCommitCallbacks(execute=True)
