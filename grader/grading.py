@@ -15,7 +15,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Count, F, Min, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -61,14 +61,18 @@ def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT) -> Acc
         if same is not None:
             return Accepted(same, reused=True)
         window = timedelta(seconds=settings.GRADING_RATE_WINDOW)
-        recent = list(mine.filter(created_at__gte=now - window).order_by("created_at").values_list("created_at", flat=True))
-        if len(recent) >= settings.GRADING_RATE_LIMIT:
-            retry = int((recent[0] + window - now).total_seconds()) + 1
+        recently = Q(created_at__gte=now - window)
+        counts = mine.aggregate(
+            recent=Count("pk", filter=recently), oldest_recent=Min("created_at", filter=recently),
+            pending=Count("pk", filter=Q(status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])),
+        )
+        if counts["recent"] >= settings.GRADING_RATE_LIMIT:
+            retry = int((counts["oldest_recent"] + window - now).total_seconds()) + 1
             raise SubmissionRefused(
                 _("You are sending code very fast. Please wait %(seconds)d seconds and try again.") % {"seconds": retry},
                 retry_after=retry,
             )
-        if mine.pending().count() >= settings.GRADING_MAX_PENDING:
+        if counts["pending"] >= settings.GRADING_MAX_PENDING:
             raise SubmissionRefused(
                 _("You already have %(count)d submissions waiting to be graded. Wait for them to finish, then try again.")
                 % {"count": settings.GRADING_MAX_PENDING},
@@ -79,6 +83,9 @@ def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT) -> Acc
             # stored copy marks where the NULs were.
             user=user, exercise=exercise, mode=mode, code=code.replace("\x00", "\ufffd"), code_hash=code_hash,
             after_reveal=SolutionReveal.objects.filter(user=user, exercise=exercise).exists(),
+            # The task goes on the queue when this commits; if that fails, the sweeper
+            # re-enqueues after GRADING_REQUEUE_AFTER, counted from here.
+            enqueued_at=now,
         )
         problem = check_source(code, parse_spec(exercise.spec))
         if problem is not None:
@@ -86,14 +93,16 @@ def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT) -> Acc
             _store_result(submission, GradeResult(verdict=Verdict.REJECTED, message=problem), exercise.content_hash)
             submission.refresh_from_db()
             return Accepted(submission, reused=False)
-        transaction.on_commit(lambda: enqueue(submission.pk))
+        transaction.on_commit(lambda: enqueue(submission.pk, stamped=True))
     return Accepted(submission, reused=False)
 
 
-def enqueue(submission_id: int) -> None:
+def enqueue(submission_id: int, stamped: bool = False) -> None:
+    """Put a grading task on the queue; ``stamped`` when enqueued_at was already set."""
     from .tasks import grade_submission
 
-    Submission.objects.filter(pk=submission_id).update(enqueued_at=timezone.now())
+    if not stamped:
+        Submission.objects.filter(pk=submission_id).update(enqueued_at=timezone.now())
     grade_submission.enqueue(submission_id)
 
 
@@ -103,9 +112,18 @@ def lease_duration(exercise) -> timedelta:
     return timedelta(seconds=limits.wall_seconds * 2 + settings.GRADING_LEASE_MARGIN)
 
 
+# What grading never reads: not loaded for every task.
+GRADING_DEFERRED = (
+    "tests", "message", "stdout", "last_error", "exercise__prompt_html", "exercise__starter_code",
+    "exercise__solution_code", "exercise__reveal", "exercise__misconceptions",
+    "exercise__course__summary", "exercise__course__description_html",
+)
+
+
 def claim(submission_id: int) -> tuple[Submission, str] | None:
     """Take the submission if it is queued; returns it with this worker's lease token."""
-    submission = Submission.objects.select_related("exercise__course").filter(pk=submission_id).first()
+    submission = (Submission.objects.select_related("exercise__course").defer(*GRADING_DEFERRED)
+                  .filter(pk=submission_id).first())
     if submission is None or submission.status != Submission.Status.QUEUED:
         return None
     token = secrets.token_hex(16)
@@ -117,7 +135,8 @@ def claim(submission_id: int) -> tuple[Submission, str] | None:
     )
     if not claimed:
         return None
-    submission.refresh_from_db()
+    # Only the fields the claim changed: a full refresh would drop the loaded exercise.
+    submission.refresh_from_db(fields=["status", "lease_token", "lease_expires_at", "tries", "started_at"])
     return submission, token
 
 
