@@ -79,6 +79,25 @@ def floor_once() -> tuple[float, float]:
     return time.perf_counter() - t, _children_cpu() - cpu0
 
 
+def load_exercise(folder: Path | None):
+    """(spec, solution, cases) of an exercise folder, or of the built-in sample."""
+    if folder is None:
+        spec = parse_spec(tomllib.loads(SAMPLE_TOML))
+        return spec, SAMPLE_SOLUTION, list(spec.cases)
+    spec = parse_spec(tomllib.loads((folder / "exercise.toml").read_text()))
+    return spec, (folder / "solution.py").read_text(), build_cases(spec, folder)
+
+
+def throughput(solution: str, spec, cases, ref, workers: int, n: int) -> float:
+    """Grades per second with ``workers`` graders in parallel, fresh sandboxes."""
+    t = time.perf_counter()
+    with ThreadPoolExecutor(workers) as pool:
+        verdicts = list(pool.map(lambda _: grade(solution, spec, cases, ref).verdict, range(n)))
+    elapsed = time.perf_counter() - t
+    assert all(v == Verdict.PASSED for v in verdicts)
+    return n / elapsed
+
+
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     k = max(0, min(len(values) - 1, round(q / 100 * (len(values) - 1))))
@@ -95,14 +114,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="also measure with a pool of N pre-spawned single-use sandboxes")
     args = parser.parse_args(argv)
 
-    if args.exercise:
-        spec = parse_spec(tomllib.loads((args.exercise / "exercise.toml").read_text()))
-        solution = (args.exercise / "solution.py").read_text()
-        cases = build_cases(spec, args.exercise)
-    else:
-        spec = parse_spec(tomllib.loads(SAMPLE_TOML))
-        solution = SAMPLE_SOLUTION
-        cases = list(spec.cases)
+    spec, solution, cases = load_exercise(args.exercise)
     ref = run_reference(solution, spec, cases)
     cores = os.cpu_count() or 1
 
@@ -128,12 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     floor_cpu = statistics.mean(floor_cpus)
 
     n = max(args.runs, 4 * args.workers)
-    t = time.perf_counter()
-    with ThreadPoolExecutor(args.workers) as pool:
-        verdicts = list(pool.map(lambda _: grade(solution, spec, cases, ref).verdict, range(n)))
-    elapsed = time.perf_counter() - t
-    assert all(v == Verdict.PASSED for v in verdicts)
-    throughput = n / elapsed
+    rate = throughput(solution, spec, cases, ref, args.workers, n)
     # The same parallelism for bare NumPy processes: what this machine gives right now.
     t = time.perf_counter()
     with ThreadPoolExecutor(args.workers) as pool:
@@ -165,10 +172,10 @@ def main(argv: list[str] | None = None) -> int:
     if pooled:
         print(f"grade  (pool of {args.pool}, low load):   p50 {statistics.median(pooled) * 1000:7.1f} ms   p95 {pct(pooled, 95) * 1000:7.1f} ms"
               f"   -> p50 {statistics.median(pooled) / floor_p50:.2f} x floor (target <= 0.3)")
-    print(f"throughput {throughput:.2f} grades/s with {args.workers} workers; "
-          f"target >= 0.8 x cores / floor CPU = {target_tp:.2f}/s -> {throughput / target_tp:.2f} x target")
+    print(f"throughput {rate:.2f} grades/s with {args.workers} workers; "
+          f"target >= 0.8 x cores / floor CPU = {target_tp:.2f}/s -> {rate / target_tp:.2f} x target")
     print(f"           bare NumPy processes, same workers, same moment: {floor_throughput:.2f}/s "
-          f"-> grading runs at {throughput / floor_throughput:.2f} x that rate")
+          f"-> grading runs at {rate / floor_throughput:.2f} x that rate")
     return 0
 
 

@@ -29,6 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
 COURSE, LESSON, EXERCISE = "attention", "scaled-dot-product", "attention-function"
+EXERCISE_DIR = ROOT / "courses" / "content" / COURSE / "06-scaled-dot-product" / EXERCISE
+sys.path.insert(0, str(ROOT))
 
 CORRECT = """import numpy as np
 
@@ -100,9 +102,19 @@ def pick_code(rng: random.Random, label: str) -> tuple[str, str]:
     return "correct", CORRECT + f"# {label}\n"
 
 
-def run_student(student: Student, count: int, results: list, lock: threading.Lock, deadline: float, seed: int) -> None:
+def run_student(student: Student, count: int, results: list, lock: threading.Lock,
+                ready: threading.Barrier, deadline: float, seed: int) -> None:
     rng = random.Random(seed)
-    student.join()
+    # Before the rush: sign up (which logs in), enrol, open the lesson. Then everybody waits
+    # for the deadline rush together, as a class at its desks would.
+    try:
+        student.join()
+    except Exception as error:  # counted below as refused submissions
+        with lock:
+            results.extend({"kind": "join", "id": None, "error": repr(error), "seconds": None} for _ in range(count))
+        ready.wait()
+        return
+    ready.wait()
     path = f"/kurs/{COURSE}/{LESSON}/alistirma/{EXERCISE}/gonder/"
     for attempt in range(count):
         kind, code = pick_code(rng, f"{student.name}-{attempt}")
@@ -117,14 +129,19 @@ def run_student(student: Student, count: int, results: list, lock: threading.Loc
             with lock:
                 results.append({"kind": kind, "id": None, "error": f"HTTP {status}", "seconds": None})
             continue
-        record = {"kind": kind, "id": reply["id"], "verdict": reply.get("verdict"), "seconds": None}
+        record = {"kind": kind, "id": reply["id"], "verdict": reply.get("verdict"), "seconds": None, "polls": []}
         url = reply["status_url"]
-        delay = 0.5  # as static/js/exercise.js polls: from 0.5 s, growing to 3 s
+        # As static/js/exercise.js polls: when the server expects the verdict (poll_after_ms),
+        # else backing off from 0.5 s to 3 s.
+        backoff = 0.5
+        delay = reply.get("poll_after_ms", 500) / 1000
         while reply["status"] != "done" and time.monotonic() < deadline:
             time.sleep(delay)
-            delay = min(delay * 1.3, 3.0)
             with student.opener.open(student.base + url, timeout=60) as response:
                 reply = json.loads(response.read())
+            record["polls"].append(reply["status"])
+            backoff = min(backoff * 1.3, 3.0)
+            delay = reply.get("poll_after_ms", backoff * 1000) / 1000
         if reply["status"] == "done":
             record["verdict"] = reply["verdict"]
             record["seconds"] = time.monotonic() - started
@@ -132,8 +149,24 @@ def run_student(student: Student, count: int, results: list, lock: threading.Loc
             results.append(record)
 
 
-def grading_workers(marker: str) -> list[int]:
-    pids = []
+def grader_rates(workers: int) -> dict[str, float]:
+    """The grader benchmark's throughput (fresh sandboxes, no web, no queue), measured now:
+    on the loadtest's exercise and on `make bench`'s built-in sample."""
+    from grader.bench import load_exercise, throughput
+    from grader.core import run_reference
+
+    rates = {}
+    for name, folder in ((EXERCISE, EXERCISE_DIR), ("make bench sample", None)):
+        spec, solution, cases = load_exercise(folder)
+        ref = run_reference(solution, spec, cases)
+        throughput(solution, spec, cases, ref, workers, 2 * workers)  # warm up
+        rates[name] = throughput(solution, spec, cases, ref, workers, 40)
+    return rates
+
+
+def site_processes(marker: str) -> dict[int, bytes]:
+    """The processes of the site under test (found by a marker in their environment)."""
+    found = {}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
@@ -142,9 +175,80 @@ def grading_workers(marker: str) -> list[int]:
             environ = (proc / "environ").read_bytes()
         except OSError:
             continue
-        if b"grading_worker" in cmdline and marker.encode() in environ:
-            pids.append(int(proc.name))
-    return pids
+        if marker.encode() in environ:
+            found[int(proc.name)] = cmdline
+    return found
+
+
+def grading_workers(marker: str) -> list[int]:
+    return [pid for pid, cmdline in site_processes(marker).items() if b"grading_worker" in cmdline]
+
+
+TICK = os.sysconf("SC_CLK_TCK")
+SANDBOX_CPUACCT = Path("/sys/fs/cgroup/cpuacct")
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds a process used itself (not its children)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def machine_busy() -> float:
+    """CPU seconds all cores spent not idle since boot."""
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:8]]
+    return (sum(values) - values[3] - values[4]) / TICK
+
+
+def sandbox_cpu() -> float | None:
+    """CPU seconds used by every grading sandbox so far (the grader's cpuacct parent cgroup)."""
+    own = next((line.split(":", 2)[2] for line in Path("/proc/self/cgroup").read_text().splitlines()
+                if line.split(":", 2)[1].split(",").count("cpuacct")), None)
+    if own is None:
+        return None
+    usage = SANDBOX_CPUACCT / own.lstrip("/") / "dikkat-grader" / "cpuacct.usage"
+    try:
+        return int(usage.read_text()) / 1e9
+    except OSError:
+        return None
+
+
+class CpuAccount:
+    """Where the machine's CPU went during the run: sandboxes, workers, web, this script."""
+
+    def __init__(self, marker: str):
+        self.marker = marker
+        self.busy0, self.sandbox0 = machine_busy(), sandbox_cpu()
+        self.self0 = time.process_time()
+        self.base = {pid: process_cpu(pid) for pid in site_processes(marker)}
+        self.seen: dict[int, tuple[str, float]] = {}
+
+    def sample(self) -> None:
+        """Note every site process's CPU so far (killed workers keep what they had used)."""
+        for pid, cmdline in site_processes(self.marker).items():
+            kind = ("grading workers (Django side)" if b"grading_worker" in cmdline
+                    else "web server (gunicorn)" if b"gunicorn" in cmdline else "supervisor")
+            self.seen[pid] = (kind, process_cpu(pid) - self.base.get(pid, 0.0))
+
+    def report(self, elapsed: float, graded: int) -> list[str]:
+        busy = machine_busy() - self.busy0
+        parts: dict[str, float] = {}
+        for kind, seconds in self.seen.values():
+            parts[kind] = parts.get(kind, 0.0) + seconds
+        sandbox = sandbox_cpu()
+        if sandbox is not None and self.sandbox0 is not None:
+            parts = {"grading sandboxes": sandbox - self.sandbox0, **parts}
+        parts["load generator (this script)"] = time.process_time() - self.self0
+        lines = [f"CPU:       {busy:.1f} s busy of {elapsed * (os.cpu_count() or 1):.1f} s on {os.cpu_count()} cores"]
+        for kind, seconds in parts.items():
+            lines.append(f"           {seconds:7.1f} s {100 * seconds / busy:3.0f} %  {kind}"
+                         + (f" ({1000 * seconds / graded:.0f} ms per graded submission)" if graded and kind != "load generator (this script)" else ""))
+        other = busy - sum(parts.values())
+        lines.append(f"           {other:7.1f} s {100 * other / busy:3.0f} %  everything else (kernel, sandbox set-up outside the cgroups)")
+        return lines
 
 
 def wait_for(url: str, seconds: float) -> None:
@@ -168,6 +272,11 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=900, help="give up on the run after this many seconds")
     args = parser.parse_args()
 
+    print(f"==> Grader benchmark now, before the site starts ({args.workers} graders in parallel, fresh sandboxes)")
+    rates = grader_rates(args.workers)
+    for name, rate in rates.items():
+        print(f"    {name}: {rate:.2f} grades/s")
+
     var = Path(tempfile.mkdtemp(prefix="dikkat-loadtest-"))
     marker = f"DIKKAT_LOADTEST={var.name}"
     env = {**os.environ, "DIKKAT_VAR_DIR": str(var), "DIKKAT_LOADTEST": var.name,
@@ -186,20 +295,27 @@ def main() -> int:
     try:
         wait_for(base + "/", 60)
         total = args.students * args.per_student
-        print(f"==> {args.students} students × {args.per_student} submissions = {total}, {args.workers} workers")
+        print(f"==> {args.students} students sign up, enrol and open the lesson")
         results: list[dict] = []
         lock = threading.Lock()
-        started = time.monotonic()
-        deadline = started + args.timeout
+        ready = threading.Barrier(args.students + 1)
+        joined = time.monotonic()
+        deadline = joined + args.timeout
         threads = [
-            threading.Thread(target=run_student, args=(Student(base, i), args.per_student, results, lock, deadline, i), daemon=True)
+            threading.Thread(target=run_student, args=(Student(base, i), args.per_student, results, lock, ready, deadline, i), daemon=True)
             for i in range(args.students)
         ]
         for thread in threads:
             thread.start()
+        ready.wait(timeout=args.timeout)
+        print(f"    ready after {time.monotonic() - joined:.1f} s")
+        print(f"==> The rush: {args.students} students × {args.per_student} submissions = {total}, {args.workers} grading workers")
+        account = CpuAccount(marker)
+        started = time.monotonic()
         kills = 0
         while any(t.is_alive() for t in threads) and time.monotonic() < deadline:
             time.sleep(1)
+            account.sample()
             with lock:
                 done = len(results)
             if kills < args.kills and done >= total * (kills + 1) / (args.kills + 1):
@@ -212,6 +328,7 @@ def main() -> int:
         for thread in threads:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
         elapsed = time.monotonic() - started
+        account.sample()
     finally:
         os.killpg(server.pid, signal.SIGINT)
         try:
@@ -246,8 +363,17 @@ def main() -> int:
         p50 = statistics.median(times)
         p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
         print(f"time to verdict: p50 {p50:.2f} s, p95 {p95:.2f} s")
-    print(f"throughput: {graded / elapsed:.2f} graded submissions/s over {elapsed:.1f} s")
+    rate = graded / elapsed
+    print(f"throughput: {rate:.2f} graded submissions/s over {elapsed:.1f} s (first submission to last verdict)")
+    for name, bench in rates.items():
+        print(f"            = {rate / bench:.2f} x the grader benchmark's {bench:.2f}/s on {name} (target >= 0.8)")
+    polls = [r["polls"] for r in accepted if "polls" in r]
+    if polls:
+        found = {state: sum(p.count(state) for p in polls) for state in ("queued", "running", "done")}
+        print(f"status polls: {sum(map(len, polls))} ({statistics.mean(map(len, polls)):.1f} per submission); "
+              f"they found it " + ", ".join(f"{state} {n}" for state, n in found.items()))
     print("verdicts:  " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())))
+    print("\n".join(account.report(elapsed, graded)))
     shutil.rmtree(var, ignore_errors=True)
     return 0 if not lost and not stuck and len(accepted) == args.students * args.per_student else 1
 
