@@ -4,6 +4,7 @@ import hashlib
 import math
 import statistics
 import time
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import models
@@ -110,14 +111,13 @@ class Submission(models.Model):
         return self._position
 
     def queue_wait_seconds(self) -> int | None:
-        """About how long until a queued submission's verdict: its place in line shared by
-        the workers grading now, at the recent pace; None when nobody is grading."""
+        """About how long until a queued submission's verdict: the grades ahead of it at the
+        recent pace, then its own; None when nobody is grading."""
         position = self.queue_position()
         pace = grading_pace()
         if position is None or pace is None:
             return None
-        seconds_per_grade, running = pace
-        return max(1, math.ceil((position / running + 1) * seconds_per_grade))
+        return max(1, math.ceil((position - 1) * pace.seconds_between + pace.seconds_each))
 
     def poll_after_ms(self) -> int | None:
         """When a status poll is next worth making: near the expected verdict, not sooner."""
@@ -126,7 +126,7 @@ class Submission(models.Model):
             return None if wait is None else min(10_000, wait * 1000)
         pace = grading_pace()
         if self.status == self.Status.RUNNING and pace is not None and self.started_at is not None:
-            left = pace[0] - (timezone.now() - self.started_at).total_seconds()
+            left = pace.seconds_each - (timezone.now() - self.started_at).total_seconds()
             return int(min(10.0, max(0.3, left)) * 1000)
         return None
 
@@ -142,12 +142,20 @@ class Submission(models.Model):
 
 
 PACE_SECONDS = 2.0  # how long one process reuses its estimate of the grading pace
-_pace: tuple[float, tuple[float, int] | None] = (-PACE_SECONDS, None)
 
 
-def grading_pace() -> tuple[float, int] | None:
-    """(mean seconds a worker spent on each of the last 20 grades, submissions running now),
-    or None when nothing runs. Status polls ask for it often; each process keeps it briefly."""
+class Pace(NamedTuple):
+    seconds_each: float  # a worker's time on one submission (mean of the last 20)
+    seconds_between: float  # between two verdicts while the queue is busy
+    running: int
+
+
+_pace: tuple[float, Pace | None] = (-PACE_SECONDS, None)
+
+
+def grading_pace() -> Pace | None:
+    """The recent grading pace, or None when nothing runs. Status polls ask for it often;
+    each process keeps it for PACE_SECONDS."""
     global _pace
     now = time.monotonic()
     taken, pace = _pace
@@ -155,8 +163,15 @@ def grading_pace() -> tuple[float, int] | None:
         return pace
     running = Submission.objects.filter(status=Submission.Status.RUNNING).count()
     recent = Submission.objects.filter(status=Submission.Status.DONE, started_at__isnull=False).order_by("-pk")
-    spans = [(end - start).total_seconds() for start, end in recent.values_list("started_at", "finished_at")[:20]]
-    pace = (statistics.fmean(spans), running) if running and spans else None
+    rows = list(recent.values_list("started_at", "finished_at")[:20])
+    pace = None
+    if running and rows:
+        each = statistics.fmean((end - start).total_seconds() for start, end in rows)
+        ends = sorted(end for _, end in rows)
+        between = (ends[-1] - ends[0]).total_seconds() / (len(ends) - 1) if len(ends) > 1 else each
+        # Verdicts closer together than one grade take mean workers were busy in parallel: that
+        # spacing is the queue's pace. Farther apart, the queue was idle: assume all workers.
+        pace = Pace(each, between if between < each else each / running, running)
     _pace = (now, pace)
     return pace
 

@@ -24,27 +24,34 @@ def attn(lab):
     return lab.exercises.get(slug="attn")
 
 
-def graded(user, exercise, index: int, seconds: float) -> Submission:
-    """A finished submission whose worker spent ``seconds`` on it."""
-    end = timezone.now() - timedelta(minutes=1)
+def graded(user, exercise, index: int, seconds: float, ago: float = 60.0) -> Submission:
+    """A finished submission whose worker spent ``seconds`` on it, ``ago`` seconds ago."""
+    end = timezone.now() - timedelta(seconds=ago)
     return Submission.objects.create(
         user=user, exercise=exercise, code=f"x = {index}", code_hash=f"h{index}", status="done", verdict="failed",
         started_at=end - timedelta(seconds=seconds), finished_at=end,
     )
 
 
+def classmate(name: str):
+    """A student who never logs in here (no password hashing: it is slow on purpose)."""
+    from django.contrib.auth.models import User
+
+    return User.objects.create_user(username=name, password=None)
+
+
 def status(client, submission) -> dict:
     return client.get(reverse("submission_status", args=[submission.pk])).json()
 
 
-def test_a_queued_submission_shows_its_wait_and_when_to_poll(client, alice, bob, lab, attn, make_user):
+def test_a_queued_submission_shows_its_wait_and_when_to_poll(client, alice, bob, lab, attn):
     lab.enroll(alice)
     lab.enroll(bob)
     for index in range(4):
-        graded(bob, attn, index, seconds=2.0)  # the recent pace: 2 s per grade
+        graded(bob, attn, index, seconds=2.0, ago=60 * index)  # 2 s each, the queue idle in between
     Submission.objects.create(user=bob, exercise=attn, code="y = 1", code_hash="r", status="running",
                               started_at=timezone.now())
-    others = [make_user(f"ogrenci{i}") for i in range(3)]
+    others = [classmate(f"ogrenci{i}") for i in range(3)]
     for other in others:
         lab.enroll(other)
         submit(other, attn, SOLUTION + f"\n# {other.username}")
@@ -53,9 +60,28 @@ def test_a_queued_submission_shows_its_wait_and_when_to_poll(client, alice, bob,
 
     data = status(client, mine)
     assert (data["status"], data["position"]) == ("queued", 4)
-    assert data["wait_seconds"] == math.ceil((4 / 1 + 1) * 2.0)  # ten seconds
-    assert data["poll_after_ms"] == 10_000
-    assert "10 sn" in data["html"] and "4." in data["html"]
+    assert data["wait_seconds"] == (4 - 1) * 2 + 2  # three grades ahead of it, then its own
+    assert data["poll_after_ms"] == 8_000
+    assert "8 sn" in data["html"] and "4." in data["html"]
+
+
+def test_a_busy_queue_is_estimated_by_the_spacing_of_its_verdicts(client, alice, bob, lab, attn):
+    lab.enroll(alice)
+    lab.enroll(bob)
+    for index in range(11):  # two workers, 0.6 s each: a verdict every 0.3 s
+        graded(bob, attn, index, seconds=0.6, ago=100 - 0.3 * index)
+    for index in range(2):
+        Submission.objects.create(user=bob, exercise=attn, code=f"r{index}", code_hash=f"r{index}", status="running",
+                                  started_at=timezone.now())
+    for index in range(29):
+        other = classmate(f"kuyruk{index}")
+        lab.enroll(other)
+        submit(other, attn, SOLUTION + f"\n# {index}")
+    mine = submit(alice, attn, SOLUTION).submission
+    client.force_login(alice)
+    data = status(client, mine)
+    assert data["position"] == 30
+    assert data["wait_seconds"] == math.ceil(29 * 0.3 + 0.6)  # ten seconds, not 29 × 0.6 / 2
 
 
 def test_without_a_grading_worker_there_is_no_estimate_and_the_page_backs_off(client, alice, lab, attn):
@@ -87,9 +113,9 @@ def test_the_estimate_is_reused_briefly_then_measured_again(alice, lab, attn):
     lab.enroll(alice)
     graded(alice, attn, 1, seconds=2.0)
     Submission.objects.create(user=alice, exercise=attn, code="w", code_hash="w", status="running", started_at=timezone.now())
-    assert grading_pace_now() == (2.0, 1)
+    assert grading_pace_now() == (2.0, 2.0, 1)
     Submission.objects.filter(status="running").update(status="done", finished_at=timezone.now())
-    assert grading_pace_now() == (2.0, 1)  # within PACE_SECONDS: the kept estimate
+    assert grading_pace_now() == (2.0, 2.0, 1)  # within PACE_SECONDS: the kept estimate
     with mock.patch("grader.models.time.monotonic", return_value=10**9):
         assert grading_pace_now() is None  # measured again: nothing runs now
 
