@@ -179,12 +179,14 @@ class LessonProgressAdmin(admin.ModelAdmin):
 
 @admin.register(Attempt)
 class AttemptAdmin(admin.ModelAdmin):
-    list_display = ("user", "question", "kind", "score", "correct", "after_reveal", "created_at")
-    list_filter = ("kind", "correct", "question__course", ("created_at", admin.DateFieldListFilter))
+    list_display = ("user", "question", "kind", "status", "score", "correct", "after_reveal", "created_at")
+    list_filter = ("kind", "status", "correct", "question__course", ("created_at", admin.DateFieldListFilter))
     search_fields = ("user__username", "question__slug")
     date_hierarchy = "created_at"
     list_select_related = ("user", "question")
-    readonly_fields = ("user", "question", "kind", "answer", "score", "correct", "after_reveal", "feedback", "misconceptions", "created_at")
+    readonly_fields = ("user", "question", "kind", "status", "answer", "score", "correct", "after_reveal", "feedback",
+                       "misconceptions", "created_at", "tries", "last_error")
+    exclude = ("enqueued_at", "lease_token", "lease_expires_at")
 
     def get_queryset(self, request):
         queryset = super().get_queryset(request)

@@ -280,7 +280,8 @@ class LessonProgress(models.Model):
 
 class AttemptQuerySet(models.QuerySet):
     def answers(self):
-        return self.filter(kind=Attempt.Kind.ANSWER)
+        """Graded answers (not reveals, not answers still waiting for the sandbox)."""
+        return self.filter(kind=Attempt.Kind.ANSWER, status=Attempt.Status.DONE)
 
 
 class Attempt(models.Model):
@@ -289,6 +290,13 @@ class Attempt(models.Model):
     class Kind(models.TextChoices):
         ANSWER = "answer", _("answer")
         REVEAL = "reveal", _("answer revealed")
+
+    class Status(models.TextChoices):
+        # Code blanks run in the sandbox through the grading queue, never in the web request.
+        QUEUED = "queued", _("queued")
+        RUNNING = "running", _("running")
+        DONE = "done", _("graded")
+        FAILED = "failed", _("grader failed (not counted)")
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="attempts")
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="attempts")
@@ -301,6 +309,14 @@ class Attempt(models.Model):
     feedback = models.JSONField(_("feedback"), default=list, blank=True)
     misconceptions = models.JSONField(_("misconceptions"), default=list, blank=True)
     created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
+    status = models.CharField(_("status"), max_length=8, choices=Status, default=Status.DONE, db_index=True)
+    # While queued or running, as for submissions: when its task was enqueued, and the lease
+    # of the worker grading it (an expired lease is queued again by the sweeper).
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    lease_token = models.CharField(max_length=64, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    tries = models.PositiveSmallIntegerField(default=0)
+    last_error = models.TextField(blank=True)
 
     objects = AttemptQuerySet.as_manager()
 
@@ -312,3 +328,7 @@ class Attempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} · {self.question.slug} · {self.score:.2f}"
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)

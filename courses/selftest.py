@@ -23,7 +23,13 @@ class QuestionState:
 
     @property
     def answers(self) -> list[Attempt]:
-        return [a for a in self.attempts if a.kind == Attempt.Kind.ANSWER]
+        """Answers that count as attempts: graded or still being graded (not the grader's failures)."""
+        return [a for a in self.attempts if a.kind == Attempt.Kind.ANSWER and a.status != Attempt.Status.FAILED]
+
+    @property
+    def pending(self) -> Attempt | None:
+        """An answer still waiting for the sandbox, if any."""
+        return next((a for a in self.attempts if a.kind == Attempt.Kind.ANSWER and a.is_pending), None)
 
     @property
     def answer_count(self) -> int:
@@ -31,7 +37,9 @@ class QuestionState:
 
     @property
     def last_answer(self) -> Attempt | None:
-        return self.answers[-1] if self.answers else None
+        """The latest answer, including one the grader failed on (its message shows)."""
+        answers = [a for a in self.attempts if a.kind == Attempt.Kind.ANSWER]
+        return answers[-1] if answers else None
 
     @property
     def revealed(self) -> bool:
@@ -57,9 +65,9 @@ class QuestionState:
         )
 
     def score(self, policy: str) -> float | None:
-        """The item's score under the course's policy; None before any answer."""
-        scored = [a for a in self.attempts if a.kind == Attempt.Kind.ANSWER or a.kind == Attempt.Kind.REVEAL]
-        if not self.answers and not self.revealed:
+        """The item's score under the course's policy; None before any graded answer."""
+        scored = [a for a in self.attempts if a.status == Attempt.Status.DONE]
+        if not scored:
             return None
         if policy == Course.ScorePolicy.LAST:
             return scored[-1].score
@@ -86,6 +94,10 @@ class AnswerRefused(Exception):
     """The student may not answer now (no attempts left); nothing is stored."""
 
 
+class AnswerPending(Exception):
+    """The previous answer to this question is still being graded; nothing is stored."""
+
+
 class AnsweringTooFast(Exception):
     """Too many answers in a short time (code blanks start a sandbox each); retry later."""
 
@@ -104,22 +116,42 @@ def grade_answer(question: Question, raw_answer) -> tuple[dict, Grade]:
 
 
 def submit_answer(user, question: Question, raw_answer) -> Attempt:
-    """Grade and store one answer. Grading happens before the row lock is taken."""
-    if not states_for(user, [question])[question.pk].can_answer:
+    """Store one answer: graded at once, or, when grading runs code, queued for a grading
+    worker (the sandbox never runs in the web request). Grading happens before the row lock."""
+    state = states_for(user, [question])[question.pk]
+    if not state.can_answer:
         raise AnswerRefused()  # before grading: a used-up question never starts a sandbox
+    if state.pending:
+        raise AnswerPending()
     window = timedelta(seconds=60)
     recent = list(Attempt.objects.filter(user=user, created_at__gte=timezone.now() - window)
                   .order_by("created_at").values_list("created_at", flat=True)[:settings.ANSWER_RATE_LIMIT])
     if len(recent) >= settings.ANSWER_RATE_LIMIT:
         raise AnsweringTooFast(int((recent[0] + window - timezone.now()).total_seconds()) + 1)
-    answer, grade = grade_answer(question, raw_answer)
+    kind = get_kind(question.kind)
+    if kind is None:
+        raise AnswerError(f"unknown question kind {question.kind!r}")
+    answer = kind.clean_answer(question.spec, raw_answer)  # NotGradable: explained, not counted
+    queued = kind.code_runs(question.spec) > 0
+    grade = None if queued else kind.grade(question.spec, answer)
     with transaction.atomic():
         # Lock the student's enrolment so concurrent answers cannot exceed max_attempts.
         Enrollment.objects.select_for_update().filter(user=user, course_id=question.course_id).first()
         state = states_for(user, [question])[question.pk]
         if not state.can_answer:
             raise AnswerRefused()
+        if state.pending:
+            raise AnswerPending()
         after_reveal = state.revealed
+        if queued:
+            from . import answer_queue
+
+            attempt = Attempt.objects.create(
+                user=user, question=question, kind=Attempt.Kind.ANSWER, answer=answer, after_reveal=after_reveal,
+                status=Attempt.Status.QUEUED, enqueued_at=timezone.now(),
+            )
+            transaction.on_commit(lambda: answer_queue.enqueue(attempt.pk, stamped=True))
+            return attempt
         return Attempt.objects.create(
             user=user, question=question, kind=Attempt.Kind.ANSWER, answer=answer,
             score=0.0 if after_reveal else grade.score, correct=grade.correct,

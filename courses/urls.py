@@ -11,4 +11,5 @@ urlpatterns = [
     path("kurs/<slug:course_slug>/<slug:lesson_slug>/tamamla/", views.lesson_complete, name="lesson_complete"),
     path("kurs/<slug:course_slug>/<slug:lesson_slug>/soru/<slug:slug>/", views.answer_question, name="answer_question"),
     path("kurs/<slug:course_slug>/<slug:lesson_slug>/soru/<slug:slug>/goster/", views.reveal_question, name="reveal_question"),
+    path("cevap/<int:pk>/durum/", views.attempt_status, name="attempt_status"),
 ]

@@ -2,18 +2,18 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from grader.views import exercise_item_context
 
 from .kinds import AnswerError, NotGradable, get_kind
-from .models import Course, Enrollment, Lesson, LessonProgress, Question
-from .selftest import AnswerRefused, AnsweringTooFast, grade_answer, item_context, reveal_answer, states_for, submit_answer
+from .models import Attempt, Course, Enrollment, Lesson, LessonProgress, Question
+from .selftest import AnswerPending, AnswerRefused, AnsweringTooFast, grade_answer, item_context, reveal_answer, states_for, submit_answer
 
 
 def _get_course(slug: str) -> Course:
@@ -161,17 +161,20 @@ def _get_question_for_user(request, course_slug: str, lesson_slug: str, slug: st
     return question
 
 
+def _item_fragment(request, question: Question, *, error: str = "", preview=None) -> str:
+    """The question's HTML fragment as the lesson page shows it, for the page's script."""
+    state = states_for(request.user, [question])[question.pk]
+    preview_mode = request.POST.get("preview") == "1" and question.course.is_instructor(request.user)
+    context = {**item_context(question, state, request.user), "error": error, "preview": preview,
+               "recording": question.course.is_enrolled(request.user) and not preview_mode,
+               "preview_mode": preview_mode}
+    return render_to_string("courses/question_item.html", {"question": question, "ctx": context}, request=request)
+
+
 def _item_response(request, question: Question, *, status: int = 200, error: str = "", preview=None):
     """After answering: the item's fragment for the page's script, else back to the lesson."""
-    wants_fragment = request.headers.get("X-Requested-With") == "dikkat"
-    if wants_fragment:
-        state = states_for(request.user, [question])[question.pk]
-        preview_mode = request.POST.get("preview") == "1" and question.course.is_instructor(request.user)
-        context = {**item_context(question, state, request.user), "error": error, "preview": preview,
-                   "recording": question.course.is_enrolled(request.user) and not preview_mode,
-                   "preview_mode": preview_mode}
-        html = render_to_string("courses/question_item.html", {"question": question, "ctx": context}, request=request)
-        return HttpResponse(html, status=status)
+    if request.headers.get("X-Requested-With") == "dikkat":
+        return HttpResponse(_item_fragment(request, question, error=error, preview=preview), status=status)
     if status >= 400:
         return render(request, "400.html", {"message": error}, status=status)
     if error:
@@ -201,6 +204,8 @@ def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, sl
         return _item_response(request, question, error=str(exc))
     except AnswerRefused:
         return _item_response(request, question, error=_("You have used all your attempts for this question."))
+    except AnswerPending:
+        return _item_response(request, question, error=_("Your previous answer is still being checked. Wait for its result, then try again."))
     except AnsweringTooFast as slow:
         return _item_response(request, question, error=_("You are answering very fast. Please wait %(seconds)d seconds and try again.") % {"seconds": slow.retry_after})
     return _item_response(request, question)
@@ -215,6 +220,16 @@ def reveal_question(request: HttpRequest, course_slug: str, lesson_slug: str, sl
     if reveal_answer(request.user, question) is None:
         return _item_response(request, question, error=_("The answer cannot be shown yet."))
     return _item_response(request, question)
+
+
+@login_required
+@require_GET
+def attempt_status(request: HttpRequest, pk: int) -> JsonResponse:
+    """A queued answer's state and its question's fragment; another student's answer is a 404."""
+    attempt = get_object_or_404(Attempt.objects.select_related("question__lesson__course"), pk=pk,
+                                user=request.user, kind=Attempt.Kind.ANSWER)
+    return JsonResponse({"status": attempt.status,
+                         "html": _item_fragment(request, attempt.question)})
 
 
 def page_not_found(request: HttpRequest, exception=None) -> HttpResponse:

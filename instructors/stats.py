@@ -62,7 +62,8 @@ def gradebook(course: Course, items: list) -> list[Row]:
     scores: dict[tuple[int, str], list] = defaultdict(list)
     counts: Counter = Counter()
     activity: dict[int, datetime] = {}
-    attempts = Attempt.objects.filter(question_id__in=question_ids, user_id__in=rows).order_by("created_at", "pk")
+    attempts = Attempt.objects.filter(question_id__in=question_ids, user_id__in=rows,
+                                      status=Attempt.Status.DONE).order_by("created_at", "pk")
     for user_id, question_id, kind, score, created in attempts.values_list("user_id", "question_id", "kind", "score", "created_at"):
         key = (user_id, question_ids[question_id])
         scores[key].append((created, score))

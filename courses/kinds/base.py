@@ -99,6 +99,12 @@ class QuestionKind:
     def grade(self, spec: dict, answer: dict) -> Grade:
         raise NotImplementedError
 
+    def code_runs(self, spec: dict) -> int:
+        """How many sandbox runs grading one answer may take; 0 when it runs no code. Answers
+        that run code go through the grading queue (a worker grades them), never inside the
+        web request."""
+        return 0
+
     def feedback_items(self, spec: dict, answer: dict, grade_feedback: list[dict]) -> list[dict]:
         """Feedback ready for display: [{"correct", "label_html", "html", "hint_html"}]."""
         return []

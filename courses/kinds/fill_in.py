@@ -164,6 +164,11 @@ class FillIn(QuestionKind):
         return Grade(score=round(right / len(feedback), 4), correct=right == len(feedback),
                      feedback=feedback, misconceptions=misconceptions)
 
+    def code_runs(self, spec):
+        # All code blanks together, then (when that fails) each one alone.
+        code = sum(b["mode"] == "code" for b in spec["blanks"]) if spec.get("grader") else 0
+        return 1 + code if code > 1 else code
+
     def _grade_code(self, spec, texts, code_indices, results):
         from grader.core import Verdict, grade
 

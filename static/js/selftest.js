@@ -30,16 +30,46 @@
         // Anything but the question's own fragment (a login page after the session
         // expired, a CSRF page) goes through a normal post, so nothing is lost silently.
         if (!fresh || fresh.id !== item.id) throw new Error("not a fragment");
-        item.replaceWith(fresh);
-        enhance(fresh);
-        var focus = fresh.querySelector("[data-feedback], [role=alert], [data-solution]");
-        if (focus) { focus.setAttribute("tabindex", "-1"); focus.focus({ preventScroll: false }); }
+        place(item, fresh);
       });
     }).catch(function () {
       // Fall back to a normal post: the server answers with a redirect to the lesson.
       item.removeAttribute("aria-busy");
       form.submit();
     });
+  });
+
+  // Put a fresh fragment in place of the old one; a queued answer (code blanks run in the
+  // sandbox through the grading queue) is polled until its result is in.
+  function place(item, fresh) {
+    item.replaceWith(fresh);
+    enhance(fresh);
+    var pending = fresh.querySelector("[data-attempt-pending]");
+    if (pending) { follow(fresh, pending.dataset.statusUrl, 500); return; }
+    var focus = fresh.querySelector("[data-feedback], [role=alert], [data-solution]");
+    if (focus) { focus.setAttribute("tabindex", "-1"); focus.focus({ preventScroll: false }); }
+  }
+
+  function follow(item, url, delay) {
+    window.setTimeout(function () {
+      fetch(url, { headers: { "X-Requested-With": "dikkat" }, credentials: "same-origin" })
+        .then(function (response) { return response.json(); })
+        .then(function (data) {
+          var holder = document.createElement("div");
+          holder.innerHTML = data.html;
+          var fresh = holder.querySelector("[data-question]");
+          if (data.status === "queued" || data.status === "running" || !fresh || fresh.id !== item.id) {
+            follow(item, url, Math.min(delay * 1.3, 3000));
+          } else {
+            place(item, fresh);
+          }
+        })
+        .catch(function () { follow(item, url, 3000); });
+    }, delay);
+  }
+
+  document.querySelectorAll("[data-question] [data-attempt-pending]").forEach(function (pending) {
+    follow(pending.closest("[data-question]"), pending.dataset.statusUrl, 500);
   });
 
   // Matching: drag a right-hand chip onto a left row; this only sets the row's <select>,

@@ -60,7 +60,8 @@ def test_matching_by_drag_and_drop_and_by_keyboard(page, quiz_live, logged_in):
 
 
 @pytest.mark.sandbox
-def test_code_fill_in_runs_equivalent_answers(page, quiz_live, logged_in):
+def test_code_fill_in_runs_equivalent_answers(page, quiz_live, logged_in, grading_worker):
+    # Code blanks go through the grading queue: the page shows "checking", then the result.
     logged_in(quiz_live)
     page.goto(page.base_url + LESSON)
     question = item(page, "score-fill")
@@ -104,3 +105,21 @@ def test_every_kind_works_without_javascript(page, quiz_live, logged_in):
     expect(item(page, "sqrt-dk").get_by_text("Doğru!")).to_be_visible()
     item(page, "sqrt-dk").get_by_role("button", name="Cevabı göster").click()
     expect(item(page, "sqrt-dk").locator("[data-solution]")).to_contain_text("0,125")
+
+
+@pytest.mark.nojs
+@pytest.mark.sandbox
+def test_a_code_blank_without_javascript_shows_checking_then_the_result(page, quiz_live, logged_in, grading_worker):
+    logged_in(quiz_live)
+    page.goto(page.base_url + LESSON)
+    item(page, "score-fill").get_by_label("1. boşluk").fill("K.T")
+    item(page, "score-fill").get_by_role("button", name="Cevabımı kontrol et").click()
+    # Without scripts the question says it is being checked; "Yenile" shows the result once in.
+    question = item(page, "score-fill")
+    for _ in range(60):
+        if "Doğru!" in question.inner_text():
+            break
+        expect(question).to_contain_text("Kodun korumalı alanda çalışıyor")
+        page.wait_for_timeout(500)
+        question.get_by_role("link", name="Yenile").click()
+    expect(item(page, "score-fill").get_by_text("Doğru!")).to_be_visible()

@@ -1,4 +1,5 @@
-"""A grading worker: django-tasks-db's db_worker plus a sweeper thread for expired leases."""
+"""A grading worker: django-tasks-db's db_worker plus a sweeper thread for expired leases
+(of exercise submissions and of queued answers)."""
 
 import logging
 import threading
@@ -8,6 +9,7 @@ from django.conf import settings
 from django.db import close_old_connections
 from django_tasks_db.management.commands.db_worker import Command as DbWorkerCommand
 
+from courses.answer_queue import sweep as sweep_answers
 from grader.grading import sweep
 
 log = logging.getLogger("grader")
@@ -20,6 +22,9 @@ def _sweep_forever(interval: float) -> None:
             requeued, failed = sweep()
             if requeued or failed:
                 log.warning("sweeper: %d submission(s) queued again, %d given up", requeued, failed)
+            requeued, failed = sweep_answers()
+            if requeued or failed:
+                log.warning("sweeper: %d answer(s) queued again, %d given up", requeued, failed)
         except Exception:  # a locked or lost database must not kill the sweeper
             log.exception("sweeper failed; retrying")
         finally:

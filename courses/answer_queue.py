@@ -1,0 +1,102 @@
+"""Answers whose grading runs code (fill-in code blanks) go through the grading queue.
+
+The same rules as exercise submissions (grader/grading.py): the answer is stored first
+(status ``queued``) and a task is enqueued when that transaction commits; a worker claims it
+with a lease, grades it in the sandbox and stores the result only while its lease holds; the
+workers' sweeper queues expired leases again and gives up after GRADING_MAX_TRIES. Nothing
+runs in the web request.
+"""
+
+import logging
+import secrets
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from .kinds import get_kind
+from .models import Attempt
+
+log = logging.getLogger("grader")
+
+
+def enqueue(attempt_id: int, stamped: bool = False) -> None:
+    """Put a grading task for an answer on the queue; ``stamped`` when enqueued_at is set."""
+    from .tasks import grade_attempt
+
+    if not stamped:
+        Attempt.objects.filter(pk=attempt_id).update(enqueued_at=timezone.now())
+    grade_attempt.enqueue(attempt_id)
+
+
+def lease_duration(question) -> timedelta:
+    """Longer than grading can take: every sandbox run of one answer at its wall limit, twice."""
+    from .kinds.fill_in import FILL_IN_LIMITS
+
+    runs = max(1, get_kind(question.kind).code_runs(question.spec))
+    return timedelta(seconds=runs * FILL_IN_LIMITS["wall_seconds"] * 2 + settings.GRADING_LEASE_MARGIN)
+
+
+def claim(attempt_id: int) -> tuple[Attempt, str] | None:
+    attempt = Attempt.objects.select_related("question").filter(pk=attempt_id).first()
+    if attempt is None or attempt.status != Attempt.Status.QUEUED:
+        return None
+    token = secrets.token_hex(16)
+    claimed = Attempt.objects.filter(pk=attempt_id, status=Attempt.Status.QUEUED).update(
+        status=Attempt.Status.RUNNING, lease_token=token,
+        lease_expires_at=timezone.now() + lease_duration(attempt.question), tries=F("tries") + 1,
+    )
+    return (attempt, token) if claimed else None
+
+
+def grade_claimed(attempt_id: int) -> str:
+    """The task body: claim, grade in the sandbox, store (if our lease still holds)."""
+    claimed = claim(attempt_id)
+    if claimed is None:
+        return "skipped"
+    attempt, token = claimed
+    question = attempt.question
+    rows = Attempt.objects.filter(pk=attempt_id, status=Attempt.Status.RUNNING, lease_token=token)
+    try:
+        grade = get_kind(question.kind).grade(question.spec, attempt.answer)
+    except Exception as exc:  # the grader's fault (sandbox unavailable, a bug): not counted
+        log.exception("grading answer %s failed", attempt_id)
+        stored = rows.update(status=Attempt.Status.FAILED, lease_token="", lease_expires_at=None,
+                             last_error=repr(exc)[:2000])
+        return "failed" if stored else "stale"
+    stored = rows.update(
+        status=Attempt.Status.DONE, score=0.0 if attempt.after_reveal else grade.score, correct=grade.correct,
+        feedback=grade.feedback, misconceptions=grade.misconceptions, lease_token="", lease_expires_at=None,
+    )
+    if not stored:
+        log.warning("dropped a late result for answer %s (lease lost)", attempt_id)
+    return ("correct" if grade.correct else "wrong") if stored else "stale"
+
+
+def sweep(now=None) -> tuple[int, int]:
+    """Queue again answers whose worker lease expired (or whose task may be lost); give up
+    after GRADING_MAX_TRIES lost workers. Returns (queued again, given up)."""
+    now = now or timezone.now()
+    requeued = failed = 0
+    lost_before = now - timedelta(seconds=settings.GRADING_REQUEUE_AFTER)
+    waiting = Attempt.objects.filter(status=Attempt.Status.QUEUED).filter(
+        Q(enqueued_at__lt=lost_before) | Q(enqueued_at__isnull=True, created_at__lt=lost_before)
+    )
+    for attempt_id in waiting.values_list("pk", flat=True)[:500]:
+        enqueue(attempt_id)
+        requeued += 1
+    expired = Attempt.objects.filter(status=Attempt.Status.RUNNING, lease_expires_at__lt=now)
+    for attempt in expired.only("pk", "tries", "lease_token"):
+        rows = Attempt.objects.filter(pk=attempt.pk, status=Attempt.Status.RUNNING, lease_token=attempt.lease_token)
+        if attempt.tries >= settings.GRADING_MAX_TRIES:
+            if rows.update(status=Attempt.Status.FAILED, lease_token="", lease_expires_at=None,
+                           last_error=f"worker lost {attempt.tries} times (lease expired)"):
+                failed += 1
+                log.error("answer %s failed after %s tries", attempt.pk, attempt.tries)
+        elif rows.update(status=Attempt.Status.QUEUED, lease_token="", lease_expires_at=None,
+                         last_error=f"worker lost on try {attempt.tries}; queued again"):
+            requeued += 1
+            transaction.on_commit(lambda pk=attempt.pk: enqueue(pk))
+    return requeued, failed
