@@ -4,6 +4,7 @@ import hashlib
 import math
 import statistics
 import time
+from datetime import timedelta
 from typing import NamedTuple
 
 from django.conf import settings
@@ -262,3 +263,46 @@ class RegradeItem(models.Model):
         if not self.done or self.new_score is None:
             return None
         return self.new_score - (self.old_score or 0.0)
+
+
+class ItemCheck(models.Model):
+    """An instructor's "test this item": the reference solution and every catalogued
+    misconception variant, graded by a worker through the queue (never in a web request)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("queued")
+        RUNNING = "running", _("running")
+        DONE = "done", _("done")
+        FAILED = "failed", _("failed")
+
+    exercise = models.ForeignKey("courses.Exercise", on_delete=models.CASCADE, related_name="checks")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(_("requested"), default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(_("status"), max_length=8, choices=Status, default=Status.QUEUED)
+    # What to grade, read from the course files when the check was asked for:
+    # [{"label", "file", "code"}]; then one result per program.
+    programs = models.JSONField(default=list)
+    runs = models.JSONField(default=list)
+    message = models.TextField(blank=True)  # a msgid, translated when shown
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        verbose_name = _("item check")
+        verbose_name_plural = _("item checks")
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+    @property
+    def is_lost(self) -> bool:
+        """Pending for far longer than grading its programs can take: its worker was lost."""
+        if not self.is_pending:
+            return False
+        from .core import parse_spec
+
+        wall = parse_spec(self.exercise.spec).limits.wall_seconds
+        limits_seconds = 2 * wall * max(1, len(self.programs)) + settings.GRADING_REQUEUE_AFTER
+        return timezone.now() - (self.started_at or self.created_at) > timedelta(seconds=limits_seconds)

@@ -15,3 +15,11 @@ def regrade_item(item_id: int) -> str:
     from .regrade import grade_item
 
     return grade_item(item_id)
+
+
+@task(queue_name="default")
+def check_item(check_id: int) -> str:
+    """Grade an exercise's reference and its catalogued variants for its instructors."""
+    from .itemcheck import run
+
+    return run(check_id)

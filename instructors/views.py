@@ -4,8 +4,6 @@ get in; everyone else gets a 404, never data."""
 
 import csv
 import difflib
-import tomllib
-from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -20,9 +18,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from courses.models import Course
-from grader import bundles, regrade as regrades
-from grader.core import grade
-from grader.grading import exercise_bundle
+from grader import itemcheck, regrade as regrades
 from grader.models import Regrade, Submission
 
 from . import stats
@@ -233,25 +229,12 @@ def lesson_preview(request: HttpRequest, course_slug: str, lesson_slug: str) -> 
 
 @login_required
 def test_item(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse:
-    """Grade the reference solution and every catalog variant now, and show their verdicts."""
+    """The latest check of the reference solution and every catalogued variant; a POST asks a
+    grading worker for a new one (nothing runs in this request)."""
     course = _get_course_for_instructor(request, course_slug)
     exercise = _get_item(course, "e", slug)
-    folder = Path(course.source_path).parent / exercise.source_dir
-    try:
-        spec, cases, ref = bundles.load(exercise.spec, exercise_bundle(exercise))
-    except OSError:
-        messages.error(request, _("This exercise has no grading data on this machine yet: import the course again."))
-        return redirect("instructors:item", course.slug, "e", exercise.slug)
-    runs = [(_("reference solution"), "", grade(exercise.solution_code, spec, cases, ref))]
-    variants = bundles.load_variants(exercise_bundle(exercise))
-    try:
-        declared = tomllib.loads((folder / "exercise.toml").read_text(encoding="utf-8")).get("misconceptions", [])
-    except OSError:
-        declared = []
-    for entry in declared:
-        try:
-            source = (folder / entry["file"]).read_text(encoding="utf-8")
-        except (OSError, KeyError, TypeError):
-            continue
-        runs.append((entry["tag"], entry["file"], grade(source, spec, cases, ref, variants=variants)))
-    return render(request, "instructors/test_item.html", {"course": course, "exercise": exercise, "runs": runs})
+    if request.method == "POST":
+        itemcheck.start(exercise, request.user)
+        return redirect("instructors:test_item", course.slug, exercise.slug)
+    check = exercise.checks.first()
+    return render(request, "instructors/test_item.html", {"course": course, "exercise": exercise, "check": check})

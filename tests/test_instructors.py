@@ -4,6 +4,7 @@ import csv
 import io
 import shutil
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from django.urls import reverse
@@ -11,7 +12,7 @@ from django.urls import reverse
 from courses.models import Attempt, Question
 from courses.selftest import submit_answer
 from grader.grading import grade_claimed, submit
-from grader.models import GradeChange, Regrade, Submission
+from grader.models import GradeChange, ItemCheck, Regrade, Submission
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -194,10 +195,29 @@ def test_an_interrupted_regrade_loses_nothing_and_resumes(client, teacher, make_
 
 
 @pytest.mark.sandbox
-def test_test_this_item_grades_reference_and_variants(client, teacher, lab):
+@pytest.mark.queue
+def test_test_this_item_grades_reference_and_variants_through_the_queue(client, teacher, lab, run_queue):
     client.force_login(teacher)
-    page = client.get(reverse("instructors:test_item", args=["lab", "attn"])).text
+    url = reverse("instructors:test_item", args=["lab", "attn"])
+    assert "henüz denetim" in client.get(url).text  # no check yet
+    with mock.patch("grader.itemcheck.grade") as grade:
+        client.post(url)
+        client.post(url)  # a second press while the first waits starts nothing new
+    grade.assert_not_called()  # nothing runs in the web request
+    assert ItemCheck.objects.count() == 1
+    assert "bekleniyor" in client.get(url).text
+    run_queue()
+    page = client.get(url).text
     assert "passed" in page and "no-scaling" in page and "failed" in page
+
+
+def test_a_check_without_grading_data_says_so(client, teacher, lab, run_queue, settings, tmp_path):
+    settings.GRADER_DATA_DIR = tmp_path  # this machine has no grading data
+    client.force_login(teacher)
+    url = reverse("instructors:test_item", args=["lab", "attn"])
+    client.post(url)
+    run_queue()
+    assert "notlandırma verisi yok" in client.get(url).text
 
 
 def test_preview_as_student_records_nothing(client, teacher, quiz):

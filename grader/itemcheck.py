@@ -1,0 +1,89 @@
+"""'Test this item' for instructors: grade an exercise's reference solution and every
+catalogued misconception variant through the grading queue, and keep the verdicts.
+
+The programs are read from the course files when the check is asked for, so the worker
+needs only the database and the grading data. Checks run below students' submissions.
+"""
+
+import logging
+import tomllib
+from pathlib import Path
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext_noop
+
+from . import bundles
+from .core import grade
+from .grading import exercise_bundle
+from .models import ItemCheck
+
+log = logging.getLogger("grader")
+
+NO_GRADING_DATA = gettext_noop("This exercise has no grading data on this machine yet: import the course again.")
+CHECK_FAILED = gettext_noop("The check failed on the grader's side; the log has the reason. Run it again.")
+
+
+def programs_of(exercise) -> list[dict]:
+    """The reference solution, then each catalogued variant whose file can be read."""
+    programs = [{"label": "", "file": "", "code": exercise.solution_code}]
+    folder = Path(exercise.course.source_path).parent / exercise.source_dir
+    try:
+        declared = tomllib.loads((folder / "exercise.toml").read_text(encoding="utf-8")).get("misconceptions", [])
+    except (OSError, tomllib.TOMLDecodeError):
+        declared = []
+    for entry in declared:
+        try:
+            programs.append({"label": entry["tag"], "file": entry["file"],
+                             "code": (folder / entry["file"]).read_text(encoding="utf-8")})
+        except (OSError, KeyError, TypeError):
+            continue
+    return programs
+
+
+def start(exercise, user) -> ItemCheck:
+    """A new check, queued when stored; an earlier one still on its way is returned instead."""
+    with transaction.atomic():
+        pending = [c for c in ItemCheck.objects.filter(exercise=exercise, status__in=["queued", "running"])
+                   if not c.is_lost]
+        if pending:
+            return pending[0]
+        check = ItemCheck.objects.create(exercise=exercise, requested_by=user, programs=programs_of(exercise))
+        transaction.on_commit(lambda: enqueue(check.pk))
+    return check
+
+
+def enqueue(check_id: int) -> None:
+    from .tasks import check_item
+
+    check_item.using(priority=-50).enqueue(check_id)
+
+
+def run(check_id: int) -> str:
+    """The task body: claim the check, grade every program, store the verdicts."""
+    if not ItemCheck.objects.filter(pk=check_id, status=ItemCheck.Status.QUEUED).update(
+            status=ItemCheck.Status.RUNNING, started_at=timezone.now()):
+        return "skipped"
+    check = ItemCheck.objects.select_related("exercise__course").get(pk=check_id)
+    exercise = check.exercise
+    try:
+        spec, cases, ref = bundles.load(exercise.spec, exercise_bundle(exercise))
+        variants = bundles.load_variants(exercise_bundle(exercise))
+        runs = []
+        for program in check.programs:
+            result = grade(program["code"], spec, cases, ref, variants=variants if program["file"] else None)
+            runs.append({"label": program["label"], "file": program["file"], "verdict": str(result.verdict),
+                         "score": result.score, "misconception": result.misconception or "",
+                         "hidden_failed": [t.name for t in result.tests if t.hidden and not t.passed]})
+    except OSError:
+        return _finish(check_id, ItemCheck.Status.FAILED, message=NO_GRADING_DATA)
+    except Exception:
+        log.exception("item check %s failed", check_id)
+        return _finish(check_id, ItemCheck.Status.FAILED, message=CHECK_FAILED)
+    return _finish(check_id, ItemCheck.Status.DONE, runs=runs)
+
+
+def _finish(check_id: int, status: str, **fields) -> str:
+    ItemCheck.objects.filter(pk=check_id, status=ItemCheck.Status.RUNNING).update(
+        status=status, finished_at=timezone.now(), **fields)
+    return status
