@@ -53,7 +53,13 @@ def claim(attempt_id: int) -> tuple[Attempt, str] | None:
 
 def grade_claimed(attempt_id: int) -> str:
     """The task body: claim, grade in the sandbox, store (if our lease still holds)."""
-    claimed = claim(attempt_id)
+    try:
+        claimed = claim(attempt_id)
+    except Exception as exc:  # e.g. the question's kind is gone: never leave it queued forever
+        log.exception("claiming answer %s failed", attempt_id)
+        Attempt.objects.filter(pk=attempt_id, status=Attempt.Status.QUEUED).update(
+            status=Attempt.Status.FAILED, last_error=repr(exc)[:2000])
+        return "failed"
     if claimed is None:
         return "skipped"
     attempt, token = claimed
@@ -80,6 +86,10 @@ def sweep(now=None) -> tuple[int, int]:
     after GRADING_MAX_TRIES lost workers. Returns (queued again, given up)."""
     now = now or timezone.now()
     requeued = failed = 0
+    # Queued for many re-enqueue rounds and never claimed: stop, so the student can answer again.
+    given_up = now - timedelta(seconds=settings.GRADING_REQUEUE_AFTER * 10)
+    failed += Attempt.objects.filter(status=Attempt.Status.QUEUED, created_at__lt=given_up).update(
+        status=Attempt.Status.FAILED, last_error="never claimed by a grading worker")
     lost_before = now - timedelta(seconds=settings.GRADING_REQUEUE_AFTER)
     waiting = Attempt.objects.filter(status=Attempt.Status.QUEUED).filter(
         Q(enqueued_at__lt=lost_before) | Q(enqueued_at__isnull=True, created_at__lt=lost_before)

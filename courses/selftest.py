@@ -143,6 +143,9 @@ def submit_answer(user, question: Question, raw_answer) -> Attempt:
         if state.pending:
             raise AnswerPending()
         after_reveal = state.revealed
+        if queued and Attempt.objects.filter(
+                user=user, status__in=[Attempt.Status.QUEUED, Attempt.Status.RUNNING]).count() >= settings.GRADING_MAX_PENDING:
+            raise AnswerPending()  # as for exercise code: a few waiting at a time per student
         if queued:
             from . import answer_queue
 

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from grader.views import exercise_item_context
 
-from .kinds import AnswerError, NotGradable, get_kind
+from .kinds import AnswerError, GraderFailed, NotGradable, get_kind
 from .models import Attempt, Course, Enrollment, Lesson, LessonProgress, Question
 from .selftest import AnswerPending, AnswerRefused, AnsweringTooFast, grade_answer, item_context, reveal_answer, states_for, submit_answer
 
@@ -202,6 +202,8 @@ def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, sl
         return _item_response(request, question, status=400, error=_("This answer could not be read: %(reason)s. Reload the page and try again.") % {"reason": exc})
     except NotGradable as exc:
         return _item_response(request, question, error=str(exc))
+    except GraderFailed:
+        return _item_response(request, question, error=_("The checker failed on our side, so this answer does not count. Please try again."))
     except AnswerRefused:
         return _item_response(request, question, error=_("You have used all your attempts for this question."))
     except AnswerPending:

@@ -108,7 +108,11 @@ class Submission(models.Model):
             ahead = Submission.objects.filter(status=self.Status.QUEUED).filter(
                 Q(created_at__lt=self.created_at) | Q(created_at=self.created_at, pk__lt=self.pk)
             )
-            self._position = ahead.count() + 1
+            # Code fill-in answers share the workers and the queue.
+            from courses.models import Attempt
+
+            answers = Attempt.objects.filter(status=Attempt.Status.QUEUED, created_at__lt=self.created_at)
+            self._position = ahead.count() + answers.count() + 1
         return self._position
 
     def queue_wait_seconds(self) -> int | None:
@@ -128,8 +132,9 @@ class Submission(models.Model):
         pace = grading_pace()
         if self.status == self.Status.RUNNING and pace is not None and self.started_at is not None:
             left = pace.seconds_each - (timezone.now() - self.started_at).total_seconds()
-            return int(min(10.0, max(0.3, left)) * 1000)
-        return None
+            if left > 0:
+                return int(min(10.0, max(0.3, left)) * 1000)
+        return None  # overdue or unknown: the page's own back-off (up to 3 s) applies
 
     def rendered_tests(self) -> list[dict]:
         return [{**test, "message": render_message(test.get("message"))} for test in self.tests]
@@ -162,8 +167,12 @@ def grading_pace() -> Pace | None:
     taken, pace = _pace
     if now - taken < PACE_SECONDS:
         return pace
-    running = Submission.objects.filter(status=Submission.Status.RUNNING).count()
-    recent = Submission.objects.filter(status=Submission.Status.DONE, started_at__isnull=False).order_by("-pk")
+    from courses.models import Attempt
+
+    running = (Submission.objects.filter(status=Submission.Status.RUNNING).count()
+               + Attempt.objects.filter(status=Attempt.Status.RUNNING).count())
+    recent = Submission.objects.filter(status=Submission.Status.DONE, started_at__isnull=False).exclude(
+        verdict=Verdict.INTERNAL_ERROR).order_by("-pk")
     rows = list(recent.values_list("started_at", "finished_at")[:20])
     pace = None
     if running and rows:

@@ -307,8 +307,11 @@ def main() -> int:
         ]
         for thread in threads:
             thread.start()
-        ready.wait(timeout=args.timeout)
-        print(f"    ready after {time.monotonic() - joined:.1f} s")
+        try:
+            ready.wait(timeout=args.timeout)
+            print(f"    ready after {time.monotonic() - joined:.1f} s")
+        except threading.BrokenBarrierError:
+            print("    some students never got ready (see the refused count below)")
         print(f"==> The rush: {args.students} students × {args.per_student} submissions = {total}, {args.workers} grading workers")
         account = CpuAccount(marker)
         started = time.monotonic()

@@ -35,7 +35,7 @@ def test_the_request_stores_the_answer_and_queues_it_without_running_anything(st
     assert attempt.status == "queued" and attempt.enqueued_at is not None
     assert DBTaskResult.objects.count() == 1  # enqueued once the row was committed
     assert "data-attempt-pending" in response.text
-    assert "Cevabımı kontrol et" in response.text and "disabled" in response.text
+    assert '<button type="submit" disabled>Cevabımı kontrol et</button>' in response.text
 
 
 @pytest.mark.sandbox
@@ -118,3 +118,26 @@ def test_a_grader_failure_is_recorded_and_not_counted(student, alice):
         assert answer_queue.grade_claimed(attempt.pk) == "failed"
     attempt.refresh_from_db()
     assert attempt.status == "failed" and "sandbox gone" in attempt.last_error
+
+
+def test_a_grader_side_error_inside_the_sandbox_does_not_use_up_an_attempt(student, alice):
+    from grader.core import GradeResult, Verdict
+
+    Question.objects.filter(slug="score-fill").update(max_attempts=1)
+    answer(student, "K.T")
+    attempt = Attempt.objects.get(user=alice)
+    with mock.patch("grader.core.grade", return_value=GradeResult(verdict=Verdict.INTERNAL_ERROR)):
+        assert answer_queue.grade_claimed(attempt.pk) == "failed"
+    question = Question.objects.get(slug="score-fill")
+    state = states_for(alice, [question])[question.pk]
+    assert state.answer_count == 0 and state.can_answer  # the one attempt is still there to use
+
+
+def test_a_student_cannot_queue_more_code_answers_than_the_pending_cap(student, alice, settings, quiz):
+    settings.GRADING_MAX_PENDING = 1
+    other = Question.objects.get(slug="score-fill")
+    Attempt.objects.create(user=alice, question=Question.objects.exclude(pk=other.pk).first(),
+                           answer={}, status="queued")  # waiting on another question
+    response = answer(student, "K.T")
+    assert "hâlâ kontrol ediliyor" in response.text
+    assert not Attempt.objects.filter(question=other).exists()

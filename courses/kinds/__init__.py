@@ -6,6 +6,6 @@ grades an answer. Adding a kind means adding a module here (imported below) and 
 """
 
 from .base import (  # noqa: F401
-    REGISTRY, AnswerError, Grade, NotGradable, QuestionKind, SpecProblem, get_kind, register,
+    REGISTRY, AnswerError, Grade, GraderFailed, NotGradable, QuestionKind, SpecProblem, get_kind, register,
 )
 from . import choice, fill_in, matching, numeric  # noqa: F401,E402  (modules register on import)

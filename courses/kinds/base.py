@@ -18,6 +18,10 @@ class AnswerError(Exception):
     """The submitted answer is malformed (tampered form, wrong types): 400, nothing stored."""
 
 
+class GraderFailed(Exception):
+    """The grader failed on its own side (not the student's answer): the answer must not count."""
+
+
 class NotGradable(Exception):
     """The answer is well-formed but cannot be graded as is (e.g. a blank that is not one
     expression). The student sees the message; no attempt is counted."""

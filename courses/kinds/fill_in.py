@@ -12,7 +12,7 @@ import re
 from django.utils.translation import gettext as _, gettext_lazy
 
 from .base import (
-    AnswerError, Grade, NotGradable, QuestionKind, SpecProblem, check_table_keys, expect,
+    AnswerError, Grade, GraderFailed, NotGradable, QuestionKind, SpecProblem, check_table_keys, expect,
     optional_text, register,
 )
 
@@ -170,13 +170,19 @@ class FillIn(QuestionKind):
         return 1 + code if code > 1 else code
 
     def _grade_code(self, spec, texts, code_indices, results):
-        from grader.core import Verdict, grade
+        from grader.core import SandboxUnavailable, Verdict, grade
 
         grader_spec, cases, ref = _bundle(spec)
         reference = [b["answer"] for b in spec["blanks"]]
 
         def run(filled: list[str]):
-            return grade(fill(spec["code"], filled), grader_spec, cases, ref)
+            try:
+                result = grade(fill(spec["code"], filled), grader_spec, cases, ref)
+            except SandboxUnavailable as exc:
+                raise GraderFailed(str(exc)) from exc
+            if result.verdict == Verdict.INTERNAL_ERROR:
+                raise GraderFailed(_first_message(result))
+            return result
 
         # Run with every code blank as the student wrote it (other blanks take the reference).
         combined = run([texts[i] if i in code_indices else reference[i] for i in range(len(texts))])

@@ -30,7 +30,7 @@
         // Anything but the question's own fragment (a login page after the session
         // expired, a CSRF page) goes through a normal post, so nothing is lost silently.
         if (!fresh || fresh.id !== item.id) throw new Error("not a fragment");
-        place(item, fresh);
+        place(item, fresh, true);
       });
     }).catch(function () {
       // Fall back to a normal post: the server answers with a redirect to the lesson.
@@ -40,31 +40,38 @@
   });
 
   // Put a fresh fragment in place of the old one; a queued answer (code blanks run in the
-  // sandbox through the grading queue) is polled until its result is in.
-  function place(item, fresh) {
+  // sandbox through the grading queue) is polled until its result is in. Focus moves to the
+  // news only if the student is still at this question (or nowhere in particular).
+  function place(item, fresh, takeFocus) {
     item.replaceWith(fresh);
     enhance(fresh);
     var pending = fresh.querySelector("[data-attempt-pending]");
-    if (pending) { follow(fresh, pending.dataset.statusUrl, 500); return; }
-    var focus = fresh.querySelector("[data-feedback], [role=alert], [data-solution]");
-    if (focus) { focus.setAttribute("tabindex", "-1"); focus.focus({ preventScroll: false }); }
+    var target = pending || fresh.querySelector("[data-feedback], [role=alert], [data-solution]");
+    if (target && takeFocus) { target.setAttribute("tabindex", "-1"); target.focus({ preventScroll: false }); }
+    if (pending) follow(fresh, pending.dataset.statusUrl, 500);
   }
 
   function follow(item, url, delay) {
     window.setTimeout(function () {
       fetch(url, { headers: { "X-Requested-With": "dikkat" }, credentials: "same-origin" })
-        .then(function (response) { return response.json(); })
+        .then(function (response) {
+          // A login page (session over) or a 404: stop; the page shows the state on reload.
+          if (!response.ok || response.redirected) throw new Error("stop");
+          return response.json();
+        })
         .then(function (data) {
           var holder = document.createElement("div");
           holder.innerHTML = data.html;
           var fresh = holder.querySelector("[data-question]");
-          if (data.status === "queued" || data.status === "running" || !fresh || fresh.id !== item.id) {
+          if (!fresh || fresh.id !== item.id) return;
+          if (data.status === "queued" || data.status === "running") {
             follow(item, url, Math.min(delay * 1.3, 3000));
           } else {
-            place(item, fresh);
+            var here = document.activeElement;
+            place(item, fresh, !here || here === document.body || item.contains(here));
           }
         })
-        .catch(function () { follow(item, url, 3000); });
+        .catch(function (error) { if (error.message !== "stop") follow(item, url, 3000); });
     }, delay);
   }
 

@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from courses.kinds import AnswerError, NotGradable, get_kind
+from courses.kinds import AnswerError, GraderFailed, NotGradable, get_kind
 from courses.models import Question
 from courses.selftest import grade_answer
 from courses.templatetags_text import html_to_text
@@ -29,6 +29,8 @@ class Command(BaseCommand):
             cleaned, grade = grade_answer(question, raw)
         except (AnswerError, NotGradable) as exc:
             raise CommandError(f"answer not gradable: {exc}") from None
+        except GraderFailed as exc:
+            raise CommandError(f"the grader failed (not the answer's fault): {exc}") from None
         feedback = [
             " ".join(filter(None, [
                 ("✓ " if item["correct"] else "✗ ") + html_to_text(item["label_html"]),
