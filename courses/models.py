@@ -140,6 +140,9 @@ class Lesson(models.Model):
         """The lesson's active questions and exercises, in authored order."""
         questions = list(self.questions.active())
         exercises = list(self.exercises.active())
+        for item in questions + exercises:
+            # Their templates link through lesson and course: not one query per item.
+            item.lesson, item.course = self, self.course
         return sorted(questions + exercises, key=lambda item: (item.order, item.slug))
 
 
