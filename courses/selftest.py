@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from . import answer_queue
 from .kinds import AnswerError, Grade, NotGradable, get_kind
 from .models import Attempt, Course, Enrollment, Question
 from .reveal import may_reveal
@@ -147,8 +148,6 @@ def submit_answer(user, question: Question, raw_answer) -> Attempt:
                 user=user, status__in=[Attempt.Status.QUEUED, Attempt.Status.RUNNING]).count() >= settings.GRADING_MAX_PENDING:
             raise AnswerPending()  # as for exercise code: a few waiting at a time per student
         if queued:
-            from . import answer_queue
-
             attempt = Attempt.objects.create(
                 user=user, question=question, kind=Attempt.Kind.ANSWER, answer=answer, after_reveal=after_reveal,
                 status=Attempt.Status.QUEUED, enqueued_at=timezone.now(),
