@@ -1,6 +1,10 @@
+import time
+
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AnonymousUser
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -184,6 +188,15 @@ def _item_response(request, question: Question, *, status: int = 200, error: str
     return redirect(question.lesson.get_absolute_url() + f"#q-{question.slug}")
 
 
+def _count_preview_run(user) -> None:
+    """At most ANSWER_RATE_LIMIT sandbox runs a minute for one instructor's previews (per process)."""
+    minute = int(time.time() // 60)
+    key = f"preview-runs:{user.pk}:{minute}"
+    cache.add(key, 0, timeout=120)
+    if cache.incr(key) > settings.ANSWER_RATE_LIMIT:
+        raise AnsweringTooFast(60 - int(time.time()) % 60)
+
+
 @login_required
 @require_POST
 def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
@@ -193,7 +206,10 @@ def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, sl
         raw = kind.answer_from_post(question.spec, request.POST)
         previewing = request.POST.get("preview") == "1" and question.course.is_instructor(request.user)
         if previewing or not question.course.is_enrolled(request.user):
-            # Instructors previewing a lesson: graded, never recorded.
+            # Instructors previewing a lesson: graded, never recorded. Code blanks then run
+            # here, in the request: limited like students' answers.
+            if kind.code_runs(question.spec):
+                _count_preview_run(request.user)
             _answer, grade = grade_answer(question, raw)
             verdict = _("Correct.") if grade.correct else _("Not quite: score %(score)d%%.") % {"score": round(grade.score * 100)}
             return _item_response(request, question, preview=_("Preview (not recorded): %(verdict)s") % {"verdict": verdict})
