@@ -68,10 +68,10 @@ class Student:
         with self.opener.open(self.base + path, timeout=60) as response:
             return response.read().decode()
 
-    def post(self, path: str, data: dict, json_reply: bool = False):
+    def post(self, path: str, data: dict, json_reply: bool = False, fragment: bool = False):
         body = urllib.parse.urlencode({**data, "csrfmiddlewaretoken": self.csrf()}).encode()
         request = urllib.request.Request(self.base + path, data=body, headers={"Referer": self.base + path})
-        if json_reply:
+        if json_reply or fragment:
             request.add_header("X-Requested-With", "dikkat")
         try:
             with self.opener.open(request, timeout=60) as response:
@@ -102,7 +102,34 @@ def pick_code(rng: random.Random, label: str) -> tuple[str, str]:
     return "correct", CORRECT + f"# {label}\n"
 
 
-def run_student(student: Student, count: int, results: list, lock: threading.Lock,
+FILL_IN = "sdp-mask-fill"  # a self-test question with a code blank: graded through the same queue
+FILL_IN_ANSWERS = ["-np.inf", "-1e9", "0", "np.inf"]  # right, right, two known misconceptions
+
+
+def answer_fill_in(student: Student, rng: random.Random, answers: list, lock: threading.Lock, deadline: float) -> None:
+    """Answer the lesson's code fill-in once and follow it to its result, as static/js/selftest.js does."""
+    started = time.monotonic()
+    status, html, _ = student.post(f"/kurs/{COURSE}/{LESSON}/soru/{FILL_IN}/", {"blank-0": rng.choice(FILL_IN_ANSWERS)},
+                                   fragment=True)
+    found = re.search(r'data-status-url="(/cevap/(\d+)/durum/)"', html) if status == 200 else None
+    if found is None:
+        with lock:
+            answers.append({"id": None, "error": f"HTTP {status}, no pending answer", "seconds": None})
+        return
+    url, record, delay = found.group(1), {"id": int(found.group(2)), "seconds": None}, 0.5
+    while time.monotonic() < deadline:
+        time.sleep(delay)
+        with student.opener.open(student.base + url, timeout=60) as response:
+            state = json.loads(response.read())["status"]
+        if state not in ("queued", "running"):
+            record["seconds"] = time.monotonic() - started
+            break
+        delay = min(delay * 1.3, 3.0)
+    with lock:
+        answers.append(record)
+
+
+def run_student(student: Student, count: int, results: list, answers: list, lock: threading.Lock,
                 ready: threading.Barrier, deadline: float, seed: int) -> None:
     rng = random.Random(seed)
     # Before the rush: sign up (which logs in), enrol, open the lesson. Then everybody waits
@@ -117,6 +144,8 @@ def run_student(student: Student, count: int, results: list, lock: threading.Loc
     ready.wait()
     path = f"/kurs/{COURSE}/{LESSON}/alistirma/{EXERCISE}/gonder/"
     for attempt in range(count):
+        if attempt == count // 2:
+            answer_fill_in(student, rng, answers, lock, deadline)
         kind, code = pick_code(rng, f"{student.name}-{attempt}")
         while True:
             started = time.monotonic()
@@ -297,12 +326,13 @@ def main() -> int:
         total = args.students * args.per_student
         print(f"==> {args.students} students sign up, enrol and open the lesson")
         results: list[dict] = []
+        answers: list[dict] = []
         lock = threading.Lock()
         ready = threading.Barrier(args.students + 1)
         joined = time.monotonic()
         deadline = joined + args.timeout
         threads = [
-            threading.Thread(target=run_student, args=(Student(base, i), args.per_student, results, lock, ready, deadline, i), daemon=True)
+            threading.Thread(target=run_student, args=(Student(base, i), args.per_student, results, answers, lock, ready, deadline, i), daemon=True)
             for i in range(args.students)
         ]
         for thread in threads:
@@ -342,11 +372,13 @@ def main() -> int:
     # The database's own account of every submission, after the run.
     check = subprocess.run(
         [PYTHON, "manage.py", "shell", "-v", "0", "-c",
-         "import json; from grader.models import Submission as S; "
-         "print(json.dumps({str(s.pk): [s.status, s.verdict, s.tries] for s in S.objects.all()}))"],
+         "import json; from grader.models import Submission as S; from courses.models import Attempt as A; "
+         "print(json.dumps({'submissions': {str(s.pk): [s.status, s.verdict, s.tries] for s in S.objects.all()}, "
+         "'answers': {str(a.pk): [a.status, a.correct, a.tries] for a in A.objects.filter(kind='answer')}}))"],
         cwd=ROOT, env=env, capture_output=True, text=True, check=True,
     )
-    stored = json.loads(check.stdout)
+    stored_all = json.loads(check.stdout)
+    stored = stored_all["submissions"]
     accepted = [r for r in results if r["id"] is not None]
     lost = [r for r in accepted if str(r["id"]) not in stored]
     stuck = [r for r in accepted if str(r["id"]) in stored and stored[str(r["id"])][0] != "done"]
@@ -366,10 +398,19 @@ def main() -> int:
         p50 = statistics.median(times)
         p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
         print(f"time to verdict: p50 {p50:.2f} s, p95 {p95:.2f} s")
+    stored_answers = stored_all["answers"]
+    sent = [a for a in answers if a["id"] is not None]
+    answers_graded = sum(1 for v in stored_answers.values() if v[0] in ("done", "failed"))
+    print(f"code fill-in answers (same queue): sent {len(sent)} (refused: {len(answers) - len(sent)}), "
+          f"graded {sum(1 for v in stored_answers.values() if v[0] == 'done')}, "
+          f"grader failed {sum(1 for v in stored_answers.values() if v[0] == 'failed')}, "
+          f"lost {sum(1 for a in sent if str(a['id']) not in stored_answers)}, "
+          f"stuck {sum(1 for a in sent if stored_answers.get(str(a['id']), ['done'])[0] in ('queued', 'running'))}")
     rate = graded / elapsed
     print(f"throughput: {rate:.2f} graded submissions/s over {elapsed:.1f} s (first submission to last verdict)")
     for name, bench in rates.items():
         print(f"            = {rate / bench:.2f} x the grader benchmark's {bench:.2f}/s on {name} (target >= 0.8)")
+    print(f"            with the fill-in answers: {(graded + answers_graded) / elapsed:.2f} sandbox jobs/s")
     polls = [r["polls"] for r in accepted if "polls" in r]
     if polls:
         found = {state: sum(p.count(state) for p in polls) for state in ("queued", "running", "done")}
@@ -378,7 +419,9 @@ def main() -> int:
     print("verdicts:  " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())))
     print("\n".join(account.report(elapsed, graded)))
     shutil.rmtree(var, ignore_errors=True)
-    return 0 if not lost and not stuck and len(accepted) == args.students * args.per_student else 1
+    answers_ok = len(sent) == len(answers) == args.students and all(
+        stored_answers.get(str(a["id"]), ["lost"])[0] in ("done", "failed") for a in sent)
+    return 0 if not lost and not stuck and answers_ok and len(accepted) == args.students * args.per_student else 1
 
 
 if __name__ == "__main__":
