@@ -246,8 +246,9 @@ def attempt_status(request: HttpRequest, pk: int) -> JsonResponse:
     """A queued answer's state and its question's fragment; another student's answer is a 404."""
     attempt = get_object_or_404(Attempt.objects.select_related("question__lesson__course"), pk=pk,
                                 user=request.user, kind=Attempt.Kind.ANSWER)
-    return JsonResponse({"status": attempt.status,
-                         "html": _item_fragment(request, attempt.question)})
+    if attempt.is_pending:  # the page keeps its "checking" box: nothing to render yet
+        return JsonResponse({"status": attempt.status})
+    return JsonResponse({"status": attempt.status, "html": _item_fragment(request, attempt.question)})
 
 
 def page_not_found(request: HttpRequest, exception=None) -> HttpResponse:

@@ -60,16 +60,16 @@
           return response.json();
         })
         .then(function (data) {
-          var holder = document.createElement("div");
-          holder.innerHTML = data.html;
-          var fresh = holder.querySelector("[data-question]");
-          if (!fresh || fresh.id !== item.id) return;
           if (data.status === "queued" || data.status === "running") {
             follow(item, url, Math.min(delay * 1.3, 3000));
-          } else {
-            var here = document.activeElement;
-            place(item, fresh, !here || here === document.body || item.contains(here));
+            return;
           }
+          var holder = document.createElement("div");
+          holder.innerHTML = data.html || "";
+          var fresh = holder.querySelector("[data-question]");
+          if (!fresh || fresh.id !== item.id) return;
+          var here = document.activeElement;
+          place(item, fresh, !here || here === document.body || item.contains(here));
         })
         .catch(function (error) { if (error.message !== "stop") follow(item, url, 3000); });
     }, delay);
