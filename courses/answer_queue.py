@@ -1,20 +1,19 @@
 """Answers whose grading runs code (fill-in code blanks) go through the grading queue.
 
-The same rules as exercise submissions (grader/grading.py): the answer is stored first
-(status ``queued``) and a task is enqueued when that transaction commits; a worker claims it
-with a lease, grades it in the sandbox and stores the result only while its lease holds; the
-workers' sweeper queues expired leases again and gives up after GRADING_MAX_TRIES. Nothing
-runs in the web request.
+The same rules and the same lease mechanism (grader/leases.py) as exercise submissions: the
+answer is stored first (status ``queued``) and a task is enqueued when that transaction
+commits; a worker claims it with a lease, grades it in the sandbox and stores the result only
+while its lease holds; the workers' sweeper queues expired leases again and gives up after
+GRADING_MAX_TRIES. Nothing runs in the web request.
 """
 
 import logging
-import secrets
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F, Q
 from django.utils import timezone
+
+from grader import leases
 
 from .kinds import get_kind
 from .models import Attempt
@@ -43,12 +42,8 @@ def claim(attempt_id: int) -> tuple[Attempt, str] | None:
     attempt = Attempt.objects.select_related("question").filter(pk=attempt_id).first()
     if attempt is None or attempt.status != Attempt.Status.QUEUED:
         return None
-    token = secrets.token_hex(16)
-    claimed = Attempt.objects.filter(pk=attempt_id, status=Attempt.Status.QUEUED).update(
-        status=Attempt.Status.RUNNING, lease_token=token,
-        lease_expires_at=timezone.now() + lease_duration(attempt.question), tries=F("tries") + 1,
-    )
-    return (attempt, token) if claimed else None
+    token = leases.take(Attempt, attempt_id, lease_duration(attempt.question))
+    return None if token is None else (attempt, token)
 
 
 def grade_claimed(attempt_id: int) -> str:
@@ -64,7 +59,7 @@ def grade_claimed(attempt_id: int) -> str:
         return "skipped"
     attempt, token = claimed
     question = attempt.question
-    rows = Attempt.objects.filter(pk=attempt_id, status=Attempt.Status.RUNNING, lease_token=token)
+    rows = leases.holding(Attempt, attempt_id, token)
     try:
         grade = get_kind(question.kind).grade(question.spec, attempt.answer)
     except Exception as exc:  # the grader's fault (sandbox unavailable, a bug): not counted
@@ -85,28 +80,9 @@ def sweep(now=None) -> tuple[int, int]:
     """Queue again answers whose worker lease expired (or whose task may be lost); give up
     after GRADING_MAX_TRIES lost workers. Returns (queued again, given up)."""
     now = now or timezone.now()
-    requeued = failed = 0
     # Queued for many re-enqueue rounds and never claimed: stop, so the student can answer again.
     given_up = now - timedelta(seconds=settings.GRADING_REQUEUE_AFTER * 10)
-    failed += Attempt.objects.filter(status=Attempt.Status.QUEUED, created_at__lt=given_up).update(
+    never_claimed = Attempt.objects.filter(status=Attempt.Status.QUEUED, created_at__lt=given_up).update(
         status=Attempt.Status.FAILED, last_error="never claimed by a grading worker")
-    lost_before = now - timedelta(seconds=settings.GRADING_REQUEUE_AFTER)
-    waiting = Attempt.objects.filter(status=Attempt.Status.QUEUED).filter(
-        Q(enqueued_at__lt=lost_before) | Q(enqueued_at__isnull=True, created_at__lt=lost_before)
-    )
-    for attempt_id in waiting.values_list("pk", flat=True)[:500]:
-        enqueue(attempt_id)
-        requeued += 1
-    expired = Attempt.objects.filter(status=Attempt.Status.RUNNING, lease_expires_at__lt=now)
-    for attempt in expired.only("pk", "tries", "lease_token"):
-        rows = Attempt.objects.filter(pk=attempt.pk, status=Attempt.Status.RUNNING, lease_token=attempt.lease_token)
-        if attempt.tries >= settings.GRADING_MAX_TRIES:
-            if rows.update(status=Attempt.Status.FAILED, lease_token="", lease_expires_at=None,
-                           last_error=f"worker lost {attempt.tries} times (lease expired)"):
-                failed += 1
-                log.error("answer %s failed after %s tries", attempt.pk, attempt.tries)
-        elif rows.update(status=Attempt.Status.QUEUED, lease_token="", lease_expires_at=None,
-                         last_error=f"worker lost on try {attempt.tries}; queued again"):
-            requeued += 1
-            transaction.on_commit(lambda pk=attempt.pk: enqueue(pk))
-    return requeued, failed
+    requeued, failed = leases.sweep(Attempt, now, enqueue, lambda tries: {"status": Attempt.Status.FAILED}, "answer")
+    return requeued, failed + never_claimed

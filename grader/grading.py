@@ -8,20 +8,19 @@ sweep expired leases back into the queue, and give up after GRADING_MAX_TRIES.
 """
 
 import logging
-import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F, Min, Q
+from django.db.models import Count, Min, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from courses.models import Enrollment
 
-from . import bundles
+from . import bundles, leases
 from .core import GradeResult, Message, SandboxUnavailable, check_source, grade, parse_spec
 from .models import GradeChange, SolutionReveal, Submission, Verdict
 
@@ -126,14 +125,8 @@ def claim(submission_id: int) -> tuple[Submission, str] | None:
                   .filter(pk=submission_id).first())
     if submission is None or submission.status != Submission.Status.QUEUED:
         return None
-    token = secrets.token_hex(16)
-    now = timezone.now()
-    claimed = Submission.objects.filter(pk=submission_id, status=Submission.Status.QUEUED).update(
-        status=Submission.Status.RUNNING, lease_token=token,
-        lease_expires_at=now + lease_duration(submission.exercise),
-        tries=F("tries") + 1, started_at=now,
-    )
-    if not claimed:
+    token = leases.take(Submission, submission_id, lease_duration(submission.exercise), started_at=timezone.now())
+    if token is None:
         return None
     # Only the fields the claim changed: a full refresh would drop the loaded exercise.
     submission.refresh_from_db(fields=["status", "lease_token", "lease_expires_at", "tries", "started_at"])
@@ -164,9 +157,7 @@ def result_fields(result: GradeResult) -> dict:
 
 
 def _store_result(submission: Submission, result: GradeResult, graded_hash: str, token: str | None = None) -> bool:
-    rows = Submission.objects.filter(pk=submission.pk)
-    if token is not None:
-        rows = rows.filter(status=Submission.Status.RUNNING, lease_token=token)
+    rows = Submission.objects.filter(pk=submission.pk) if token is None else leases.holding(Submission, submission.pk, token)
     fields = result_fields(result)
     with transaction.atomic():
         stored = bool(rows.update(
@@ -213,27 +204,10 @@ def sweep(now=None) -> tuple[int, int]:
     """Re-queue submissions whose worker lease expired; fail those that keep killing workers;
     give a queued submission whose task may be lost a new task (claiming is idempotent)."""
     now = now or timezone.now()
-    requeued = failed = 0
-    lost_before = now - timedelta(seconds=settings.GRADING_REQUEUE_AFTER)
-    waiting = Submission.objects.filter(status=Submission.Status.QUEUED).filter(
-        Q(enqueued_at__lt=lost_before) | Q(enqueued_at__isnull=True, created_at__lt=lost_before)
-    )
-    for submission_id in waiting.values_list("pk", flat=True)[:500]:
-        enqueue(submission_id)
-        requeued += 1
-    expired = Submission.objects.filter(status=Submission.Status.RUNNING, lease_expires_at__lt=now)
-    for submission in expired.only("pk", "tries", "lease_token"):
-        rows = Submission.objects.filter(pk=submission.pk, status=Submission.Status.RUNNING,
-                                         lease_token=submission.lease_token)
-        if submission.tries >= settings.GRADING_MAX_TRIES:
-            message = Message("Grading stopped after %(tries)d tries: the grader's worker died each time. Your code was kept and does not count as an attempt.", {"tries": submission.tries})
-            if rows.update(status=Submission.Status.DONE, verdict=Verdict.INTERNAL_ERROR, score=0.0,
-                           message=message.to_dict(), finished_at=now, lease_token="", lease_expires_at=None,
-                           last_error=f"worker lost {submission.tries} times (lease expired)"):
-                failed += 1
-                log.error("submission %s failed after %s tries", submission.pk, submission.tries)
-        elif rows.update(status=Submission.Status.QUEUED, lease_token="", lease_expires_at=None,
-                         last_error=f"worker lost on try {submission.tries}; queued again"):
-            requeued += 1
-            transaction.on_commit(lambda pk=submission.pk: enqueue(pk))
-    return requeued, failed
+
+    def give_up(tries: int) -> dict:
+        message = Message("Grading stopped after %(tries)d tries: the grader's worker died each time. Your code was kept and does not count as an attempt.", {"tries": tries})
+        return {"status": Submission.Status.DONE, "verdict": Verdict.INTERNAL_ERROR, "score": 0.0,
+                "message": message.to_dict(), "finished_at": now}
+
+    return leases.sweep(Submission, now, enqueue, give_up, "submission")
