@@ -8,6 +8,5 @@ def queries(X, W_q):
     W_q : (d_model, d_k) öğrenilmiş Query matrisi
     dönüş: (n, d_k)      her satır bir tokenın Query'si
     """
-    # İpucu: tek bir matris çarpımı yeterli. Sıraya dikkat: token satırları solda.
     Q = ...
     return Q
