@@ -13,6 +13,13 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 
+# Student work is never deleted with content (on_delete=PROTECT): items are retired instead.
+RETIRE_HELP = _(
+    "Retire instead of deleting: a retired item leaves the course pages, and its students' "
+    "answers, submissions and progress are kept. Items with student work cannot be deleted."
+)
+
+
 class ActiveQuerySet(models.QuerySet):
     def active(self):
         return self.filter(retired=False)
@@ -58,7 +65,7 @@ class Course(models.Model):
         verbose_name=_("instructors"),
     )
     source_path = models.CharField(_("source folder"), max_length=500, blank=True)
-    retired = models.BooleanField(_("retired"), default=False)
+    retired = models.BooleanField(_("retired"), default=False, help_text=RETIRE_HELP)
     imported_at = models.DateTimeField(_("last imported"), null=True, blank=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
@@ -110,7 +117,7 @@ class Lesson(models.Model):
     body_source = models.TextField(_("body (Markdown)"), blank=True)
     body_html = models.TextField(_("body (rendered)"), blank=True)
     source_file = models.CharField(_("source file"), max_length=500, blank=True)
-    retired = models.BooleanField(_("retired"), default=False)
+    retired = models.BooleanField(_("retired"), default=False, help_text=RETIRE_HELP)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 
     objects = ActiveQuerySet.as_manager()
@@ -163,7 +170,7 @@ class Question(models.Model):
     reveal = models.JSONField(_("reveal rule"), default=dict)
     max_attempts = models.PositiveIntegerField(_("maximum attempts"), null=True, blank=True)
     source_file = models.CharField(_("source file"), max_length=500, blank=True)
-    retired = models.BooleanField(_("retired"), default=False)
+    retired = models.BooleanField(_("retired"), default=False, help_text=RETIRE_HELP)
 
     objects = ActiveQuerySet.as_manager()
 
@@ -207,7 +214,7 @@ class Exercise(models.Model):
     # The misconception catalog's tags and hints: [{"tag", "hint_html"}].
     misconceptions = models.JSONField(_("misconceptions"), default=list, blank=True)
     source_dir = models.CharField(_("source folder"), max_length=500, blank=True)
-    retired = models.BooleanField(_("retired"), default=False)
+    retired = models.BooleanField(_("retired"), default=False, help_text=RETIRE_HELP)
 
     objects = ActiveQuerySet.as_manager()
 
@@ -253,7 +260,7 @@ class LessonProgress(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lesson_progress"
     )
-    lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="progress")
+    lesson = models.ForeignKey(Lesson, on_delete=models.PROTECT, related_name="progress")
     first_visited_at = models.DateTimeField(_("first visit"), default=timezone.now)
     last_visited_at = models.DateTimeField(_("last visit"), default=timezone.now)
     completed_at = models.DateTimeField(_("completed"), null=True, blank=True)
@@ -281,34 +288,20 @@ class LessonProgress(models.Model):
         return progress
 
 
-class AttemptQuerySet(models.QuerySet):
-    def answers(self):
-        """Graded answers (not reveals, not answers still waiting for the sandbox)."""
-        return self.filter(kind=Attempt.Kind.ANSWER, status=Attempt.Status.DONE)
-
-
-class Attempt(models.Model):
-    """One answer to a question (or one press of "Cevabı göster"), kept forever."""
-
-    class Kind(models.TextChoices):
-        ANSWER = "answer", _("answer")
-        REVEAL = "reveal", _("answer revealed")
+class GradedAnswer(models.Model):
+    """An answer to a question and its grade. Code blanks run in the sandbox through the grading
+    queue, never in the web request: such an answer is stored queued and a worker grades it
+    under a lease (grader/leases.py)."""
 
     class Status(models.TextChoices):
-        # Code blanks run in the sandbox through the grading queue, never in the web request.
         QUEUED = "queued", _("queued")
         RUNNING = "running", _("running")
         DONE = "done", _("graded")
         FAILED = "failed", _("grader failed (not counted)")
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="attempts")
-    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="attempts")
-    kind = models.CharField(_("kind"), max_length=8, choices=Kind, default=Kind.ANSWER)
     answer = models.JSONField(_("answer"), null=True, blank=True)
     score = models.FloatField(_("score"), default=0.0)
     correct = models.BooleanField(_("correct"), default=False)
-    # Answers given after the answer was revealed are kept but score 0.
-    after_reveal = models.BooleanField(_("after reveal"), default=False)
     feedback = models.JSONField(_("feedback"), default=list, blank=True)
     misconceptions = models.JSONField(_("misconceptions"), default=list, blank=True)
     created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
@@ -321,6 +314,34 @@ class Attempt(models.Model):
     tries = models.PositiveSmallIntegerField(default=0)
     last_error = models.TextField(blank=True)
 
+    class Meta:
+        abstract = True
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+
+class AttemptQuerySet(models.QuerySet):
+    def answers(self):
+        """Graded answers (not reveals, not answers still waiting for the sandbox)."""
+        return self.filter(kind=Attempt.Kind.ANSWER, status=Attempt.Status.DONE)
+
+
+class Attempt(GradedAnswer):
+    """One answer to a question (or one press of "Cevabı göster"), kept forever."""
+
+    class Kind(models.TextChoices):
+        ANSWER = "answer", _("answer")
+        REVEAL = "reveal", _("answer revealed")
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="attempts")
+    # Student work outlives content: a retired question keeps its attempts; deleting one is refused.
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="attempts")
+    kind = models.CharField(_("kind"), max_length=8, choices=Kind, default=Kind.ANSWER)
+    # Answers given after the answer was revealed are kept but score 0.
+    after_reveal = models.BooleanField(_("after reveal"), default=False)
+
     objects = AttemptQuerySet.as_manager()
 
     class Meta:
@@ -332,6 +353,5 @@ class Attempt(models.Model):
     def __str__(self) -> str:
         return f"{self.user} · {self.question.slug} · {self.score:.2f}"
 
-    @property
-    def is_pending(self) -> bool:
-        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+    def status_url(self) -> str:
+        return reverse("attempt_status", args=[self.pk])

@@ -49,7 +49,8 @@ class Submission(models.Model):
         SUBMIT = "submit", _("submitted")
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
-    exercise = models.ForeignKey("courses.Exercise", on_delete=models.CASCADE, related_name="submissions")
+    # Student work outlives content: a retired exercise keeps its submissions; deleting one is refused.
+    exercise = models.ForeignKey("courses.Exercise", on_delete=models.PROTECT, related_name="submissions")
     mode = models.CharField(_("mode"), max_length=8, choices=Mode, default=Mode.SUBMIT)
     code = models.TextField(_("code"))
     code_hash = models.CharField(max_length=64, db_index=True)
@@ -201,7 +202,7 @@ class SolutionReveal(models.Model):
     """A student chose to see an exercise's sample solution (allowed by its reveal rule)."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    exercise = models.ForeignKey("courses.Exercise", on_delete=models.CASCADE, related_name="solution_reveals")
+    exercise = models.ForeignKey("courses.Exercise", on_delete=models.PROTECT, related_name="solution_reveals")
     created_at = models.DateTimeField(_("time"), default=timezone.now)
 
     class Meta:
@@ -217,6 +218,8 @@ class GradeChange(models.Model):
     verdict = models.CharField(_("verdict"), max_length=16, choices=Verdict)
     score = models.FloatField(_("score"), null=True)
     tests = models.JSONField(_("tests"), default=list)
+    message = models.JSONField(_("message"), null=True, blank=True)
+    misconception = models.CharField(_("misconception"), max_length=64, blank=True)
     graded_hash = models.CharField(_("graded against"), max_length=64, blank=True)
     regrade = models.ForeignKey("Regrade", null=True, blank=True, on_delete=models.SET_NULL, related_name="changes")
     created_at = models.DateTimeField(_("time"), default=timezone.now)
@@ -225,6 +228,9 @@ class GradeChange(models.Model):
         ordering = ["submission", "created_at", "pk"]
         verbose_name = _("grade change")
         verbose_name_plural = _("grade history")
+
+    def rendered_message(self) -> str:
+        return render_message(self.message)
 
 
 class Regrade(models.Model):

@@ -87,6 +87,22 @@ class NotReady(Exception):
     pass
 
 
+def _keep_in_history(submission: Submission) -> None:
+    """The grade a regrade replaces stays whole in the history: verdict, score, cases, message
+    and misconception. A first verdict's entry is written without its message, so it is
+    completed here; a grade with no entry at all (older data) gets one."""
+    current = submission.grade_history.order_by("-created_at", "-pk").first()
+    if current is not None and (current.verdict, current.score) == (submission.verdict, submission.score):
+        GradeChange.objects.filter(pk=current.pk).update(message=submission.message,
+                                                         misconception=submission.misconception)
+        return
+    GradeChange.objects.create(
+        submission=submission, verdict=submission.verdict, score=submission.score, tests=submission.tests,
+        message=submission.message, misconception=submission.misconception, graded_hash=submission.graded_hash,
+        created_at=submission.finished_at or submission.created_at,
+    )
+
+
 def apply(regrade: Regrade) -> int:
     """Write the previewed grades to the submissions, keeping the old ones in the history."""
     with transaction.atomic():
@@ -103,13 +119,15 @@ def apply(regrade: Regrade) -> int:
         if changed:
             raise NotReady("some submissions were graded again since this preview; start a new preview")
         for item in items:
+            _keep_in_history(item.submission)
             Submission.objects.filter(pk=item.submission_id).update(
                 verdict=item.new_verdict, score=item.new_score, tests=item.new_tests,
                 message=item.new_message, misconception=item.new_misconception,
                 graded_hash=regrade.content_hash,
             )
             GradeChange.objects.create(submission_id=item.submission_id, verdict=item.new_verdict,
-                                       score=item.new_score, tests=item.new_tests,
+                                       score=item.new_score, tests=item.new_tests, message=item.new_message,
+                                       misconception=item.new_misconception,
                                        graded_hash=regrade.content_hash, regrade=regrade)
         regrade.status = Regrade.Status.APPLIED
         regrade.applied_at = timezone.now()

@@ -8,6 +8,7 @@ import difflib
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -158,16 +159,25 @@ def _choice_rows(question, chosen) -> list[tuple[str, int]]:
     return []
 
 
+SUBMISSIONS_PER_PAGE = 20
+
+
 @login_required
 def student_submissions(request: HttpRequest, course_slug: str, slug: str, user_id: int) -> HttpResponse:
+    """One student's submissions of an exercise, newest first, a page at a time: each with its
+    code, its grade and earlier grades, and its changes since the submission before it."""
     course = _get_course_for_instructor(request, course_slug)
     exercise = _get_item(course, "e", slug)
     student = get_object_or_404(User, pk=user_id, enrollments__course=course)
-    submissions = list(Submission.objects.filter(exercise=exercise, user=student).order_by("created_at", "pk"))
+    submissions = Submission.objects.filter(exercise=exercise, user=student).order_by("-created_at", "-pk")
+    page = Paginator(submissions, SUBMISSIONS_PER_PAGE).get_page(request.GET.get("page"))
+    # One older than the page's last, for its diff; highlighting and diffs only for this page.
+    start = max(page.start_index() - 1, 0)
+    shown = list(submissions.prefetch_related("grade_history")[start:page.end_index() + 1])
     formatter = HtmlFormatter(nowrap=True)
     entries = []
-    previous = None
-    for submission in submissions:
+    for index, submission in enumerate(shown[:page.end_index() - start]):
+        previous = shown[index + 1] if index + 1 < len(shown) else None
         diff = ""
         if previous is not None:
             diff = "\n".join(difflib.unified_diff(previous.code.splitlines(), submission.code.splitlines(),
@@ -176,12 +186,13 @@ def student_submissions(request: HttpRequest, course_slug: str, slug: str, user_
             "submission": submission,
             "code_html": highlight(submission.code, PythonLexer(), formatter),
             "diff": diff,
+            # The grades it had before its current one (the newest history entry is the current one).
+            "earlier_grades": list(submission.grade_history.all())[:-1],
         })
-        previous = submission
-    entries.reverse()
     hints = exercise.misconception_hints
     return render(request, "instructors/submissions.html", {
         "course": course, "exercise": exercise, "student": student, "entries": entries, "hints": hints,
+        "page": page,
     })
 
 

@@ -1,0 +1,140 @@
+"""Nothing a student did is lost or mis-graded: grade history, protected student work, fill-in
+blanks graded as one expression, capped code, paginated instructor pages, and previews that go
+through the queue like everything else."""
+
+import html
+from pathlib import Path
+
+import pytest
+from django.db.models import ProtectedError
+from django.urls import reverse
+
+from courses.models import Lesson, LessonProgress, Question
+from courses.selftest import submit_answer
+from grader import regrade as regrades
+from grader.grading import grade_claimed, submit
+from grader.models import GradeChange, Submission
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+FIXTURES = Path(__file__).parent / "fixtures"
+NO_SCALING = (FIXTURES / "lab" / "01-lab" / "attn" / "variants" / "no_scaling.py").read_text()
+
+
+@pytest.fixture
+def teacher(make_user, lab, quiz):
+    user = make_user("hoca")
+    lab.instructors.add(user)
+    quiz.instructors.add(user)
+    return user
+
+
+@pytest.fixture
+def student(make_user, lab, quiz):
+    user = make_user("ogrenci")
+    lab.enroll(user)
+    quiz.enroll(user)
+    return user
+
+
+def text_of(response) -> str:
+    return html.unescape(response.content.decode())
+
+
+# --- Data is never lost ----------------------------------------------------------------------
+
+@pytest.mark.sandbox
+def test_applying_a_regrade_keeps_the_previous_message_and_misconception_in_the_history(client, teacher, student, lab):
+    attn = lab.exercises.get(slug="attn")
+    submission = submit(student, attn, NO_SCALING).submission
+    grade_claimed(submission.pk)
+    submission.refresh_from_db()
+    first_message = submission.rendered_message()
+    assert first_message and submission.misconception == "no-scaling"
+
+    regrade = regrades.start(attn, teacher)
+    # The preview's worker graded it again (the reference changed): it passes now.
+    regrade.items.update(done=True, new_verdict="passed", new_score=1.0, new_tests=[],
+                         new_message={"msgid": "All %(count)s cases passed.", "params": {"count": 3}},
+                         new_misconception="")
+    assert regrades.apply(regrade) == 1
+
+    first, applied = GradeChange.objects.filter(submission=submission)
+    assert (first.verdict, first.misconception, first.rendered_message()) == ("failed", "no-scaling", first_message)
+    assert (applied.verdict, applied.misconception) == ("passed", "")
+    client.force_login(teacher)
+    page = text_of(client.get(reverse("instructors:submissions", args=["lab", "attn", student.pk])))
+    earlier = page[page.index("Önceki notlar"):]
+    assert first_message in earlier and "no-scaling" in earlier
+
+
+def admin_client(client, make_user):
+    client.force_login(make_user("yonetici", is_staff=True, is_superuser=True))
+    return client
+
+
+RETIRE_ADVICE = "emekliye ayırın"
+
+
+def test_deleting_a_question_lesson_or_course_with_answers_is_refused_and_says_to_retire(client, make_user, student, quiz):
+    question = Question.objects.get(course=quiz, slug="who-attends")
+    submit_answer(student, question, {"option": "qk"})
+    with pytest.raises(ProtectedError):
+        question.delete()
+    admin = admin_client(client, make_user)
+    for url in (reverse("admin:courses_question_delete", args=[question.pk]),
+                reverse("admin:courses_lesson_delete", args=[question.lesson_id]),
+                reverse("admin:courses_course_delete", args=[quiz.pk])):
+        response = admin.post(url, {"post": "yes"})
+        assert response.status_code == 200, url
+        assert RETIRE_ADVICE in text_of(response), url
+    bulk = admin.post(reverse("admin:courses_question_changelist"),
+                      {"action": "delete_selected", "_selected_action": [question.pk], "post": "yes"})
+    assert bulk.status_code == 200 and RETIRE_ADVICE in text_of(bulk)
+    assert Question.objects.filter(pk=question.pk).exists() and student.attempts.count() == 1
+
+
+def test_deleting_an_exercise_with_submissions_or_a_lesson_with_progress_is_refused(client, make_user, student, lab):
+    attn = lab.exercises.get(slug="attn")
+    Submission.objects.create(user=student, exercise=attn, code="x = 1", code_hash="x", status="done", verdict="failed")
+    admin = admin_client(client, make_user)
+    response = admin.post(reverse("admin:courses_exercise_delete", args=[attn.pk]), {"post": "yes"})
+    assert response.status_code == 200 and RETIRE_ADVICE in text_of(response)
+    assert Submission.objects.filter(exercise=attn).count() == 1
+
+    other = Lesson.objects.create(course=lab, slug="okundu", title="Okundu")
+    LessonProgress.record_visit(student, other)  # only read, never answered: still the student's
+    response = admin.post(reverse("admin:courses_lesson_delete", args=[other.pk]), {"post": "yes"})
+    assert response.status_code == 200 and RETIRE_ADVICE in text_of(response)
+    assert LessonProgress.objects.filter(lesson=other).exists()
+
+
+def test_content_nobody_worked_on_can_still_be_deleted(client, make_user, quiz):
+    question = Question.objects.get(course=quiz, slug="who-attends")
+    response = admin_client(client, make_user).post(reverse("admin:courses_question_delete", args=[question.pk]),
+                                                    {"post": "yes"})
+    assert response.status_code == 302
+    assert not Question.objects.filter(pk=question.pk).exists()
+
+
+def test_the_retired_box_says_to_retire_instead_of_deleting(client, make_user, quiz):
+    question = Question.objects.get(course=quiz, slug="who-attends")
+    page = text_of(admin_client(client, make_user).get(reverse("admin:courses_question_change", args=[question.pk])))
+    assert "silmek yerine emekliye ayırın" in page.casefold()
+
+
+# --- The grader host: paginated instructor pages -------------------------------------------
+
+def test_a_students_long_history_is_shown_twenty_submissions_a_page(client, teacher, student, lab):
+    attn = lab.exercises.get(slug="attn")
+    ids = [Submission.objects.create(user=student, exercise=attn, code=f"x = {number}\n", code_hash=str(number),
+                                     status="done", verdict="failed", score=0.0).pk for number in range(25)]
+    client.force_login(teacher)
+    url = reverse("instructors:submissions", args=["lab", "attn", student.pk])
+    first = text_of(client.get(url))
+    assert [f'id="sub-{pk}"' in first for pk in ids] == [False] * 5 + [True] * 20  # the newest 20
+    assert "+x = 5" in first and "-x = 4" in first  # the page's oldest still shows its changes
+    assert 'href="?page=2"' in first and "Sayfa 1 / 2" in first
+    second = text_of(client.get(url, {"page": 2}))
+    assert [f'id="sub-{pk}"' in second for pk in ids] == [True] * 5 + [False] * 20
+    assert 'href="?page=1"' in second
