@@ -138,3 +138,30 @@ def test_a_students_long_history_is_shown_twenty_submissions_a_page(client, teac
     second = text_of(client.get(url, {"page": 2}))
     assert [f'id="sub-{pk}"' in second for pk in ids] == [True] * 5 + [False] * 20
     assert 'href="?page=1"' in second
+
+
+# --- Code fill-in: a blank is one expression -------------------------------------------------
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("blank, correct", [
+    ("K if False else K.T", True),  # as text: (Q @ K) if False else K.T, the wrong shape
+    ("K.T if False else Q @ K.T", False),  # as text: Q @ K.T either way, though it is Q @ K.T itself
+    ("K.T * 1  # devrik", True),  # a comment never swallows the closing parenthesis
+])
+def test_a_code_blank_is_graded_as_what_it_evaluates_to(quiz, blank, correct):
+    from courses.selftest import grade_answer
+
+    question = Question.objects.get(course=quiz, slug="score-fill")  # skor = Q @ ____
+    assert grade_answer(question, {"blanks": [blank]})[1].correct is correct
+
+
+def test_a_code_blank_where_no_expression_can_stand_is_an_authoring_problem():
+    from courses.kinds import SpecProblem, get_kind
+
+    data = {"code": "y = np.____(K)", "blanks": [{"answer": "transpose"}], "check": ["y"],
+            "cases": [{"name": "a", "inputs": {"K": [[1.0, 2.0]]}}]}
+    with pytest.raises(SpecProblem, match="expression"):
+        get_kind("fill_in").validate(data, lambda text, keys: text)
+    data["code"] = "y = np.transpose(____)"
+    data["blanks"] = [{"answer": "K"}]
+    assert get_kind("fill_in").validate(data, lambda text, keys: text)["grader"]

@@ -35,6 +35,20 @@ def fill(code: str, values: list[str]) -> str:
     return "".join(part + (values[i] if i < len(values) else "") for i, part in enumerate(parts))
 
 
+def _as_expression(text: str) -> str:
+    """A code blank as it goes into the program: one parenthesised expression, so an answer is
+    graded as what it evaluates to, whatever operators surround the blank (``Q @ ____`` runs
+    ``Q @ (K if c else K.T)``, never ``(Q @ K) if c else K.T``). Unparsing drops comments,
+    which would swallow the closing parenthesis."""
+    return f"({ast.unparse(ast.parse(text.strip(), mode='eval'))})"
+
+
+def program(spec: dict, values: list[str]) -> str:
+    """The code a run executes: the template with each blank filled in, code blanks as one expression."""
+    return fill(spec["code"], [_as_expression(value) if blank["mode"] == "code" else value
+                               for value, blank in zip(values, spec["blanks"])])
+
+
 @register
 class FillIn(QuestionKind):
     name = "fill_in"
@@ -110,6 +124,9 @@ class FillIn(QuestionKind):
                 key = tuple(int(p) if p.isdigit() else p for p in re.split(r"[.\[\]]+", exc.key) if p)
                 key = tuple("check" if p == "results" else p for p in key)
                 raise SpecProblem(key, exc.message) from None
+            if _compiles(fill(code, [b["answer"] for b in out])) and not _compiles(_reference_code(spec)):
+                raise SpecProblem(("code",), "a code blank must stand where an expression can: it is filled in "
+                                             "as one parenthesised expression, like Q @ (K.T)")
         return spec
 
     # -- answering ---------------------------------------------------------------------
@@ -177,7 +194,7 @@ class FillIn(QuestionKind):
 
         def run(filled: list[str]):
             try:
-                result = grade(fill(spec["code"], filled), grader_spec, cases, ref)
+                result = grade(program(spec, filled), grader_spec, cases, ref)
             except SandboxUnavailable as exc:
                 raise GraderFailed(str(exc)) from exc
             if result.verdict == Verdict.INTERNAL_ERROR:
@@ -258,7 +275,15 @@ def _bundle(spec: dict):
 
 
 def _reference_code(spec: dict) -> str:
-    return fill(spec["code"], [b["answer"] for b in spec["blanks"]])
+    return program(spec, [b["answer"] for b in spec["blanks"]])
+
+
+def _compiles(code: str) -> bool:
+    try:
+        compile(code, "<fill-in>", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def prepare_reference(spec: dict) -> None:
