@@ -60,10 +60,10 @@ def test_a_student_walks_the_whole_course(page, course, logged_in, grading_worke
 
         if slug == "qkv":
             who = page.locator("#q-qkv-who-attends")
-            who.get_by_label("Query ve Value").check()
+            who.get_by_label("\"onu\"nun Value'su").check()
             check(who)
             expect(page.locator("#q-qkv-who-attends")).to_contain_text("Henüz değil.")
-            page.locator("#q-qkv-who-attends").get_by_label("Birinin Query'si ile diğerinin Key'i").check()
+            page.locator("#q-qkv-who-attends").get_by_label("\"kitabı\"nın Query'si ile \"onu\"nun Key'i").check()
             check(page.locator("#q-qkv-who-attends"))
             expect(page.locator("#q-qkv-who-attends").get_by_text("Doğru!")).to_be_visible()
 

@@ -1,8 +1,9 @@
 # X, W_q, W_k, W_v ve np hazır tanımlı.
 
 def softmax(z, axis=-1):
-    # Sayısal kararlılık için her satırın en büyük değerini çıkarın, sonra üstel alıp normalleyin.
-    ...
+    """Verilen eksen boyunca softmax (hazır: 5. derste ayrıntısıyla göreceksiniz)."""
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
 
 
 Q = ...          # (n, d_k)

@@ -2,7 +2,7 @@ Q = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
 K = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 0.0]])
 V = np.array(X)
 e = np.exp(Q @ K.T)
-A = e / e.sum(axis=1, keepdims=True)
+A = e / e.sum(axis=-1, keepdims=True)
 Y = A @ V
 
 print("(3, 2) (3, 3) (3, 4)")

@@ -6,7 +6,7 @@ def softmax(z, axis=-1):
 Q = X @ W_q
 K = X @ W_k
 V = X @ W_v
-A = softmax(Q @ K.T, axis=1)
+A = softmax(Q @ K.T, axis=-1)
 Y = A @ V
 
 print((Q.shape, A.shape, Y.shape))   # Yanlış: tek bir demet olarak
