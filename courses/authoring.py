@@ -25,6 +25,11 @@ from .visuals import render_visual
 from .tomlsource import TomlSource, TomlSyntaxError
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+# Folder and file names an author chooses end up in paths (the course copy on the server,
+# the grading data); like slugs, with "_" allowed as in Python file names.
+_NAME = r"[a-z0-9]+(?:[-_][a-z0-9]+)*"
+PATH_NAME = re.compile(rf"^{_NAME}$")
+VARIANT_FILE = re.compile(rf"^(?:{_NAME}/)*{_NAME}\.py$")
 FRONT_MATTER = "+++"
 COURSE_KEYS = {"slug", "title", "summary", "description", "enrollment", "enrollment_code", "score_policy"}
 LESSON_KEYS = {"slug", "title", "order", "summary"}
@@ -174,6 +179,11 @@ class _Loader:
                          f"slug {value!r} must be lowercase letters and digits joined by hyphens")
         return value
 
+    def path_name(self, name: str, path: Path, line: int, what: str) -> None:
+        if not PATH_NAME.match(name):
+            self.problem(path, line, f"{what} {name!r} must be lowercase letters and digits joined by "
+                                     f"hyphens or underscores (it is used in file paths); rename it")
+
     def order(self, doc: TomlSource, keys: tuple, default: int) -> int:
         value = _lookup(doc.data, keys)
         if value is None:
@@ -238,6 +248,7 @@ class _Loader:
         except UnicodeDecodeError:
             self.problem(path, 1, "file is not valid UTF-8")
             return None
+        self.path_name(folder.name, path, 1, "lesson folder name")
         lines = text.splitlines(keepends=True)
         if not lines or lines[0].strip() != FRONT_MATTER:
             self.problem(path, 1, "lesson.md must start with TOML front matter between +++ lines")
@@ -278,6 +289,7 @@ class _Loader:
                     if question:
                         lesson.questions.append(question)
         for index, single in enumerate(sorted((folder / "questions").glob("*.toml"))):
+            self.path_name(single.stem, single, 1, "question file name")
             qdoc = self.read_toml(single)
             if qdoc:
                 question = self.load_question(qdoc, qdoc.data, (), default_order=200 + index)
@@ -340,6 +352,7 @@ class _Loader:
     # -- exercises -----------------------------------------------------------------------
     def load_exercise(self, folder: Path) -> ExerciseSource | None:
         path = folder / "exercise.toml"
+        self.path_name(folder.name, path, 1, "exercise folder name")
         doc = self.read_toml(path)
         if not doc:
             return None
@@ -394,9 +407,18 @@ class _Loader:
             tag = self.string(doc, keys + ("tag",), required=True)
             file = self.string(doc, keys + ("file",), required=True)
             hint = self.string(doc, keys + ("hint",), required=True)
+            if tag and not SLUG.match(tag):
+                # The tag names the folder of the variant's grading data.
+                self.problem(doc.path, doc.line_of(*keys, "tag"),
+                             f"misconception tag {tag!r} must be lowercase letters and digits joined by hyphens")
             if tag in tags:
                 self.problem(doc.path, line, f"duplicate misconception tag {tag!r}")
             tags.add(tag)
+            if file and not VARIANT_FILE.match(file):
+                self.problem(doc.path, doc.line_of(*keys, "file"),
+                             f"variant file {file!r} must be a .py file inside the exercise folder, named with "
+                             f"lowercase letters and digits joined by hyphens or underscores (\"variants/no-scaling.py\")")
+                continue
             variant = (folder / file).resolve()
             if not file or folder.resolve() not in variant.parents or not variant.is_file():
                 self.problem(doc.path, doc.line_of(*keys, "file"), f"variant file {file!r} is missing (it must be inside the exercise folder)")
