@@ -2,14 +2,25 @@
 
 Lesson HTML is rendered once and stored, so pages never parse Markdown per request and
 formulas are readable with JavaScript off.
+
+Everything an author writes is cleaned with an allow-list (nh3) before it is stored: the
+tags and attributes of CommonMark with tables, Pygments' highlighted code and the MathML
+that latex2mathml makes, nothing else. Figures (``::: visual NAME``) are the exception:
+their markup is built by our own code in courses/visuals.py from numbers and escaped author
+strings, and it needs what an author never may (a JSON ``<script>`` block, SVG, inputs and
+buttons), so it is put in after the author's Markdown has been cleaned. Its formulas come
+from ``render_math``, which cleans its own output.
 """
 
 import html
 import re
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from xml.etree.ElementTree import tostring
 
-from latex2mathml.converter import convert as latex_to_mathml
+import nh3
+from latex2mathml.converter import convert_to_element
 from markdown_it import MarkdownIt
 from mdit_py_plugins.container import container_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
@@ -21,6 +32,50 @@ from pygments.util import ClassNotFound
 # latex2mathml passes a command it does not know through as an identifier: <mi>\name</mi>.
 _UNKNOWN_COMMAND = re.compile(r"<mi>\\([A-Za-z]+)</mi>")
 _FORMATTER = HtmlFormatter(nowrap=True)
+# latex2mathml writes character references ("&#x000A0;") into element text, then unescapes
+# its whole output, which turns \text{<form>} into a real tag. We serialise its tree
+# ourselves, text escaped, and give back only those references.
+_ESCAPED_CHAR_REF = re.compile(r"&amp;(#x[0-9A-Fa-f]+;|#[0-9]+;)")
+
+_MARKDOWN_TAGS = {
+    "p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "ul", "ol", "li", "hr", "br",
+    "em", "strong", "a", "img", "code", "pre", "span",
+    "table", "thead", "tbody", "tr", "th", "td",
+}
+# What latex2mathml produces; never href, style or class (\href, \style, \class).
+_MATHML_TAGS = {
+    "math", "mrow", "mi", "mn", "mo", "mtext", "mspace", "mpadded", "mphantom", "mstyle",
+    "mfrac", "msqrt", "mroot", "msub", "msup", "msubsup", "munder", "mover", "munderover",
+    "menclose", "mtable", "mtr", "mtd",
+}
+_MATHML_ATTRIBUTES = {
+    "display", "xmlns", "mathvariant", "mathsize", "mathcolor", "displaystyle", "scriptlevel",
+    "fence", "form", "stretchy", "separator", "lspace", "rspace", "largeop", "movablelimits",
+    "accent", "accentunder", "minsize", "maxsize", "symmetric", "width", "height", "depth",
+    "voffset", "linethickness", "notation", "columnalign", "columnspacing", "columnlines",
+    "rowspacing", "rowlines",
+}
+_CLEANER = nh3.Cleaner(
+    tags=_MARKDOWN_TAGS | _MATHML_TAGS,
+    attributes={
+        "a": {"href", "title"},
+        "img": {"src", "alt", "title"},
+        "ol": {"start"},
+        "th": {"style"},  # text-align of a table column, nothing else (below)
+        "td": {"style"},
+        "pre": {"class", "tabindex"},  # Pygments blocks: scrollable by keyboard
+        "code": {"class"},
+        "span": {"class"},  # Pygments tokens, display math
+        **{tag: _MATHML_ATTRIBUTES for tag in _MATHML_TAGS},
+    },
+    filter_style_properties={"text-align"},
+    url_schemes={"http", "https", "mailto"},
+)
+
+
+def clean_html(markup: str) -> str:
+    """Keep only the tags and attributes a lesson may carry (see the module docstring)."""
+    return _CLEANER.clean(markup)
 
 
 @dataclass
@@ -38,15 +93,18 @@ class Rendered:
 def render_math(latex: str, *, display: bool) -> tuple[str, str | None]:
     """Return (MathML, problem); the problem names an unknown command or a parse failure."""
     try:
-        mathml = latex_to_mathml(latex, display="block" if display else "inline")
+        tree = convert_to_element(latex, display="block" if display else "inline")
     except Exception as exc:  # latex2mathml raises several exception types on bad input
         return f'<code class="math-error">{html.escape(latex)}</code>', (
             f"cannot convert LaTeX {latex!r}: {exc}"
         )
+    mathml = _ESCAPED_CHAR_REF.sub(r"&\1", tostring(tree, encoding="unicode"))
+    problem = None
     if unknown := _UNKNOWN_COMMAND.findall(mathml):
         names = ", ".join(sorted({"\\" + name for name in unknown}))
-        return mathml, f"unknown LaTeX command {names} in {latex!r}"
-    return mathml, None
+        problem = f"unknown LaTeX command {names} in {latex!r}"
+    # Cleaned here too, not only with the Markdown around it: figures use formulas as well.
+    return clean_html(mathml), problem
 
 
 def _highlight(code: str, lang: str, _attrs) -> str:
@@ -66,7 +124,7 @@ def _highlight(code: str, lang: str, _attrs) -> str:
 VisualRenderer = Callable[[str], tuple[str, str | None]]
 
 
-def _markdown(issues: list[RenderIssue], visual: "VisualRenderer | None" = None) -> MarkdownIt:
+def _markdown(issues: list[RenderIssue], figures: dict[str, str], visual: "VisualRenderer | None" = None) -> MarkdownIt:
     # Raw HTML stays off: lesson text is Markdown, never markup that could carry scripts.
     md = MarkdownIt("commonmark", {"html": False, "highlight": _highlight, "typographer": False})
     md.enable("table")
@@ -94,7 +152,11 @@ def _markdown(issues: list[RenderIssue], visual: "VisualRenderer | None" = None)
         markup, problem = visual(name)
         if problem:
             issues.append(RenderIssue(token.meta.get("line", 1), problem))
-        return markup
+        # A stand-in the author cannot write (it holds a fresh random token): the figure
+        # takes its place once the author's text has been cleaned.
+        placeholder = f"dikkat-figure-{secrets.token_hex(16)}"
+        figures[placeholder] = markup
+        return placeholder
 
     md.use(container_plugin, "visual", render=render_visual)
     # The container's own text (if any) is kept as a caption-less fallback paragraph.
@@ -107,9 +169,10 @@ def _markdown(issues: list[RenderIssue], visual: "VisualRenderer | None" = None)
 
 def render_markdown(text: str, visual: "VisualRenderer | None" = None) -> Rendered:
     """Render Markdown with $…$ / $$…$$ math, fenced code and ``::: visual NAME`` figures;
-    report problems by line."""
+    report problems by line. The author's part is cleaned with the allow-list; figures are not."""
     issues: list[RenderIssue] = []
-    md = _markdown(issues, visual)
+    figures: dict[str, str] = {}
+    md = _markdown(issues, figures, visual)
     tokens = md.parse(text)
     # Remember each formula's line: blocks carry a map, inline formulas take the line of
     # the paragraph that holds them.
@@ -118,7 +181,10 @@ def render_markdown(text: str, visual: "VisualRenderer | None" = None) -> Render
         token.meta["line"] = line
         for child in token.children or []:
             child.meta["line"] = line
-    return Rendered(md.renderer.render(tokens, md.options, {}), issues)
+    markup = clean_html(md.renderer.render(tokens, md.options, {}))
+    for placeholder, figure in figures.items():
+        markup = markup.replace(placeholder, figure, 1)
+    return Rendered(markup, issues)
 
 
 def pygments_css() -> str:
