@@ -1,19 +1,21 @@
 """Launching one fresh bubblewrap sandbox per run, with limits enforced from outside.
 
-Layers, from the outside in:
-* cgroup v1 ``pids`` (fork/thread bombs), ``memory`` (all processes together)
-  and ``cpuacct`` (total CPU, polled) — one fresh child cgroup per run under
-  ``<this process's cgroup>/dikkat-grader/``, removed afterwards;
-* rlimits set between fork and exec: RLIMIT_CPU, RLIMIT_AS, RLIMIT_FSIZE,
-  RLIMIT_NOFILE, RLIMIT_CORE;
-* the host's wall clock: the whole tree is SIGKILLed at the deadline (bwrap's
-  ``--die-with-parent`` and the PID namespace take every descendant with it,
-  and the cgroup's remaining members are killed one by one);
+Layers, from the outside in (each can be switched off alone by the test suite's
+`layers_off`, never from settings: `make test-layers` proves every one is caught):
+* a control group per run (cgroups.py, v2 or v1): ``pids`` (fork and thread
+  bombs) and ``memory`` for all of the run's processes together, CPU time
+  (polled), and a kill of the whole tree.  Without a process cap and a memory
+  cap no grading happens (fail closed) unless DIKKAT_GRADER_ALLOW_UNCAPPED=1;
+* rlimits set before bwrap starts: RLIMIT_CPU, RLIMIT_AS, RLIMIT_FSIZE,
+  RLIMIT_NOFILE, RLIMIT_CORE and, since every run has a host uid of its own,
+  RLIMIT_NPROC as a second process cap;
+* the host's wall clock: the whole tree is SIGKILLed at the deadline;
 * bubblewrap: all namespaces unshared (no network), ``--disable-userns``, no
   capabilities, a minimal read-only filesystem (``/usr``, the interpreter's
   prefix, NumPy), size-limited tmpfs for ``/tmp`` and ``/dev/shm``, the job's
   inputs read-only at ``/job`` and a writable ``/out`` (its own size-limited
-  tmpfs on the host when we may mount);
+  tmpfs on the host when we may mount), read-only ``/proc``, an empty
+  environment;
 * a seccomp filter (see seccomp.py).
 
 The host never trusts anything the sandbox prints or exits with for a
@@ -22,6 +24,8 @@ verdict: callers read the output directory through results.OutputDir.
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import ctypes
 import fcntl
 import functools
@@ -30,23 +34,23 @@ import json
 import logging
 import math
 import os
+import random
 import resource
+import secrets
 import selectors
 import shutil
-import signal
 import stat
 import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from . import seccomp
+from . import cgroups, seccomp
 from .limits import MIB, Limits
 from .results import OutputDir
 
@@ -54,12 +58,13 @@ log = logging.getLogger("grader.sandbox")
 
 RUNNER_PATH = Path(__file__).with_name("runner.py")
 SITE_IN_SANDBOX = "/opt/site"
-SANDBOX_UID = 65534
-CGROUP_ROOT = Path("/sys/fs/cgroup")
-CGROUP_GROUP = "dikkat-grader"
-CONTROLLERS = ("pids", "memory", "cpuacct")
-# bwrap itself, its init process inside the PID namespace, the runner.
-OVERHEAD_PIDS = 3
+SANDBOX_UID = 65534  # the uid inside the sandbox's user namespace
+STATE_ROOT = Path("/run/dikkat-grader")
+# Host uids for runs when the grader is root: one per live sandbox, leased with a lock,
+# so RLIMIT_NPROC (counted per uid) is one run's own cap.  Override with
+# DIKKAT_GRADER_UID_BASE / DIKKAT_GRADER_UID_COUNT if this range is taken on the host.
+UID_BASE = 1_900_000_000
+UID_COUNT = 512
 JOB_TMPFS_BYTES = 512 * MIB
 AS_HEADROOM = 128 * MIB
 STARTUP_BUDGET = 30.0  # seconds for bwrap + interpreter + NumPy before the runner says "R"
@@ -69,6 +74,7 @@ HIDDEN_PROC_FILES = (
     "kpagecount", "kpageflags", "kpagecgroup", "timer_list", "slabinfo",
     "vmallocinfo", "pagetypeinfo", "kallsyms", "keys", "key-users", "sched_debug",
 )
+ALLOW_UNCAPPED_VAR = "DIKKAT_GRADER_ALLOW_UNCAPPED"
 
 
 class SandboxUnavailable(RuntimeError):
@@ -79,58 +85,240 @@ class SandboxFailed(RuntimeError):
     """The sandbox died before the runner was ready: our fault, never the submission's."""
 
 
-@dataclass(frozen=True)
-class Environment:
-    """What the sandbox needs from this host, discovered once per process."""
+def max_run_seconds(limits: Limits) -> float:
+    """The longest one sandbox run can take: the start-up budget plus the wall limit.
 
-    bwrap: str
-    python: str  # the real interpreter binary (not the venv symlink), same path inside
-    binds: tuple[tuple[str, str], ...]  # read-only binds (host source, path inside)
-    cgroup_parents: dict[str, Path] = field(hash=False)
-    can_mount_tmpfs: bool = False
-    # The unprivileged host uid bwrap runs as (via setpriv); None: the caller's uid.
-    host_uid: int | None = None
-    setpriv: str | None = None
-    prlimit: str | None = None  # util-linux prlimit, sets the rlimits before setpriv drops root
-    warnings: tuple[str, ...] = ()
+    A queue's lease on a job must be longer than the runs it makes, or a busy but
+    live worker's job is handed out again and again.
+    """
+    return STARTUP_BUDGET + limits.wall_seconds
 
 
-def _own_cgroup(controller: str) -> Path | None:
-    mount = CGROUP_ROOT / controller
-    if not (mount / "cgroup.procs").exists():
-        return None
+# --- layers the test suite may switch off ----------------------------------------
+
+LAYERS = {
+    "network": "network namespace",
+    "pid": "PID namespace",
+    "ipc": "IPC namespace",
+    "seccomp": "seccomp filters (bwrap's and the runner's no-exec one)",
+    "pids_cap": "cgroup process cap",
+    "memory_cap": "cgroup memory cap",
+    "cpu_limit": "CPU limit (cgroup CPU time and RLIMIT_CPU)",
+    "wall_clock": "wall-clock limit",
+    "rlimit_as": "RLIMIT_AS",
+    "rlimit_nproc": "RLIMIT_NPROC",
+    "rlimit_fsize": "RLIMIT_FSIZE",
+    "rlimit_nofile": "RLIMIT_NOFILE",
+    "readonly_root": "read-only /",
+    "readonly_proc": "read-only /proc",
+    "tmpfs_size": "tmpfs size limits",
+    "output_size": "the host's output size checks",
+    "uid_drop": "unprivileged host uid",
+    "clearenv": "bwrap --clearenv",
+}
+# Not layers of their own, but switches that hide one (an empty environment for bwrap
+# itself hides --clearenv).  The mount namespace cannot be switched off: bwrap builds
+# the sandbox's whole filesystem in it.
+HELPER_SWITCHES = {"spawn_env": "an empty environment for the bwrap process"}
+# A switched-off wall clock still ends a run here, so that a test cannot hang forever.
+SAFETY_WALL_SECONDS = 60.0
+
+_layers_off: frozenset[str] = frozenset()
+
+
+@contextlib.contextmanager
+def layers_off(*names: str) -> Iterator[None]:
+    """TEST ONLY: run without the named protection layers (see LAYERS).
+
+    Reachable from Python code only, never from settings or the environment: the
+    test suite uses it to prove each layer on its own.
+    """
+    global _layers_off
+    unknown = set(names) - set(LAYERS) - set(HELPER_SWITCHES)
+    if unknown:
+        raise ValueError(f"unknown layers {sorted(unknown)}")
+    previous = _layers_off
+    _layers_off = previous | frozenset(names)
     try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
+        yield
+    finally:
+        _layers_off = previous
+
+
+def _off(layer: str) -> bool:
+    return layer in _layers_off
+
+
+# --- the host's own directories ---------------------------------------------------
+
+
+def _private_dir(path: Path, mode: int) -> Path:
+    """``path`` as a directory of ours with exactly ``mode``; refuses one someone else made."""
+    try:
+        path.mkdir(mode=mode)
+    except FileExistsError:
+        pass
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+        raise SandboxUnavailable(
+            f"{path} exists but is not a directory owned by uid {os.geteuid()}; remove it and start again."
+        )
+    if stat.S_IMODE(st.st_mode) != mode:
+        os.chmod(path, mode)
+    return path
+
+
+def state_root() -> Path:
+    """Where the grader keeps run locks, uid leases, the runner and (by default) job directories.
+
+    Root: ``/run/dikkat-grader`` (root's, 0711: the sandbox's uid may pass through to
+    its own job directory but list nothing).  Otherwise a private directory of ours.
+    """
+    if os.geteuid() == 0:
+        return _private_dir(STATE_ROOT, 0o711)
+    return _private_dir(Path(tempfile.gettempdir()) / f"dikkat-grader-{os.geteuid()}", 0o700)
+
+
+def work_root() -> Path:
+    """Where per-run job directories are made: $DIKKAT_GRADER_WORK or <state root>/jobs."""
+    explicit = os.environ.get("DIKKAT_GRADER_WORK")
+    if explicit:
+        Path(explicit).parent.mkdir(parents=True, exist_ok=True)
+        return _private_dir(Path(explicit), 0o711)
+    return _private_dir(state_root() / "jobs", 0o711)
+
+
+def _locks_dir() -> Path:
+    return _private_dir(state_root() / "locks", 0o700)
+
+
+class RunLock:
+    """A run's name and the lock that says its owner is alive.
+
+    The owner holds an exclusive flock on ``locks/<name>.lock`` from before it makes
+    anything for the run until after it removed everything; a clean-up deletes a
+    run's leftovers only when it can take that lock itself.  Locks work across PID
+    namespaces and processes; a dead owner's lock is released by the kernel.
+    """
+
+    def __init__(self) -> None:
+        self.name = f"run-{secrets.token_hex(10)}"
+        locks = _locks_dir()
+        self.path = locks / f"{self.name}.lock"
+        tmp = locks / f".new-{self.name}"
+        self.fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        os.rename(tmp, self.path)  # visible to clean-ups only once it is held
+
+    def release(self) -> None:
+        if self.fd < 0:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+        os.close(self.fd)
+        self.fd = -1
+
+
+@contextlib.contextmanager
+def _if_abandoned(name: str) -> Iterator[bool]:
+    """Yield True (holding the lock) when run ``name`` has a lock file nobody holds."""
+    path = _locks_dir() / f"{name}.lock"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
-        return None
-    for line in lines:
-        parts = line.split(":", 2)
-        if len(parts) == 3 and controller in parts[1].split(","):
-            return mount / parts[2].lstrip("/")
-    return mount
+        yield False  # no lock file: not a run of this protocol (or not ours to judge)
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False  # its owner is alive
+            return
+        yield True
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    finally:
+        os.close(fd)
+
+
+def cleanup_abandoned_runs(backend: cgroups.Backend | None) -> list[str]:
+    """Remove cgroups, mounts and job directories of runs whose owner died; the names removed."""
+    names = set(backend.run_names() if backend else [])
+    root = work_root()
+    with contextlib.suppress(OSError):
+        names.update(p.name for p in root.iterdir() if p.name.startswith("run-"))
+    removed = []
+    for name in sorted(names):
+        with _if_abandoned(name) as abandoned:
+            if not abandoned:
+                continue
+            if backend is not None:
+                backend.remove_stale(name)
+            job = root / name
+            for mount in (job / "out", job):
+                _umount(str(mount))  # EINVAL when not a mount point: harmless
+            shutil.rmtree(job, ignore_errors=True)
+            removed.append(name)
+    # Lock files whose run left nothing (the owner died between its last removal and the unlink).
+    with contextlib.suppress(OSError):
+        for lock in _locks_dir().glob("run-*.lock"):
+            name = lock.name[: -len(".lock")]
+            if name not in names:
+                with _if_abandoned(name):
+                    pass
+    if removed:
+        log.warning("removed %d sandbox run(s) left by dead grader processes: %s", len(removed), removed)
+    return removed
+
+
+class UidLease:
+    """A host uid used by exactly one live sandbox (root only), held with a lock."""
+
+    def __init__(self) -> None:
+        base = int(os.environ.get("DIKKAT_GRADER_UID_BASE", UID_BASE))
+        count = int(os.environ.get("DIKKAT_GRADER_UID_COUNT", UID_COUNT))
+        slots = _private_dir(state_root() / "uids", 0o700)
+        start = random.randrange(count)
+        for i in range(count):
+            uid = base + (start + i) % count
+            fd = os.open(slots / str(uid), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            self.uid, self.fd = uid, fd
+            return
+        raise SandboxUnavailable(f"all {count} sandbox uids from {base} are in use")
+
+    def release(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+# --- mounts ------------------------------------------------------------------------
 
 
 def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
 
 
-MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
-MNT_DETACH = 2
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
+MNT_DETACH, UMOUNT_NOFOLLOW = 2, 8
 
 
-def _mount_tmpfs(path: str, size: int, uid: int | None = None, mode: int = 0o700) -> bool:
+def _mount_tmpfs(path: str, size: int | None, uid: int | None = None, mode: int = 0o700) -> bool:
     owner = f",uid={uid},gid={uid}" if uid is not None else ""
-    opts = f"size={size},mode={mode:04o},nr_inodes=4096{owner}".encode()
+    sized = f"size={size}," if size is not None else ""
+    opts = f"{sized}mode={mode:04o},nr_inodes=4096{owner}".encode()
     res = _libc().mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts)
     return res == 0
 
 
 def _umount(path: str) -> None:
-    _libc().umount2(path.encode(), MNT_DETACH)
-
-
-MS_RDONLY, MS_REMOUNT, MS_BIND = 1, 32, 4096
-ALIAS_ROOT = Path("/run/dikkat-grader")
+    # Never follow a symlink planted where a mount point was.
+    _libc().umount2(path.encode(), MNT_DETACH | UMOUNT_NOFOLLOW)
 
 
 def _world_traversable(path: str) -> bool:
@@ -147,25 +335,38 @@ def _world_traversable(path: str) -> bool:
 
 def _source_for_nobody(path: str, name: str) -> str:
     """``path`` itself when an unprivileged uid can reach it, else a read-only bind
-    mount of it under /run/dikkat-grader (made once per boot; needs root).
+    mount of it under /run/dikkat-grader (needs root).
 
-    bwrap resolves bind sources as the uid it runs as, so an interpreter under
-    /root (pyenv) would otherwise be out of reach for the sandbox's uid.
+    bwrap resolves bind sources as the sandbox's uid, so an interpreter under
+    /root (pyenv) would otherwise be out of reach.  An existing alias is checked
+    against the directory it stands for at every start and mounted again when it
+    shows another one (a redeploy replaced the directory): a fix takes effect at
+    the next worker start, not at the next reboot.
     """
     if _world_traversable(path):
         return path
-    digest = hashlib.sha256(path.encode()).hexdigest()[:12]
-    alias = ALIAS_ROOT / f"{name}-{digest}"
-    ALIAS_ROOT.mkdir(mode=0o755, exist_ok=True)
-    os.chmod(ALIAS_ROOT, 0o755)
+    root = state_root()
+    digest = hashlib.sha256(os.path.realpath(path).encode()).hexdigest()[:12]
+    alias = root / f"{name}-{digest}"
     # Several grader processes may start at once: one mounts, the others see it.
-    with open(ALIAS_ROOT / ".lock", "a") as lock:
+    with open(root / ".alias.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        if _is_mount_point(alias) and not _same_directory(alias, path):
+            log.warning("%s showed an older %s; mounting it again", alias, path)
+            _umount(str(alias))
         if not _is_mount_point(alias):
             _bind_read_only(path, alias)
     if not _world_traversable(str(alias)):
         raise OSError(f"{alias} is not reachable by an unprivileged uid")
     return str(alias)
+
+
+def _same_directory(a: Path | str, b: Path | str) -> bool:
+    try:
+        sa, sb_ = os.stat(a), os.stat(b)
+    except OSError:
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb_.st_dev, sb_.st_ino)
 
 
 def _is_mount_point(path: Path) -> bool:
@@ -194,6 +395,25 @@ def _bind_read_only(path: str, alias: Path) -> None:
         raise OSError(ctypes.get_errno(), f"cannot make {alias} read-only")
 
 
+def _runner_for_nobody() -> str:
+    """The runner as a root-owned, world-readable file named by its content.
+
+    Copied rather than bind-mounted: a redeploy that changes the runner gives a new
+    file at once, and the sandbox never sees the rest of the grader's code.
+    """
+    data = RUNNER_PATH.read_bytes()
+    folder = _private_dir(state_root() / "runner", 0o755)
+    target = folder / f"runner-{hashlib.sha256(data).hexdigest()[:16]}.py"
+    if not target.exists():
+        tmp = folder / f".{target.name}.{os.getpid()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)
+        os.rename(tmp, target)
+    return str(target)
+
+
 def _probe_mount() -> bool:
     if os.geteuid() != 0:
         return False
@@ -207,38 +427,72 @@ def _probe_mount() -> bool:
         os.rmdir(d)
 
 
-def _owner_dead(name: str) -> bool:
-    """For ``run-<pid>-...``/``job-<pid>-...`` names: is the process that made it gone?"""
-    parts = name.split("-")
-    if len(parts) < 3 or not parts[1].isdigit():
-        return False
-    return not os.path.exists(f"/proc/{parts[1]}")
+# --- what must never be inside the sandbox ----------------------------------------
+
+_protected: tuple[str, ...] = ()
 
 
-def _cleanup_stale_cgroups(parent: Path) -> None:
-    """Remove leftovers of runs whose host process died mid-run (never a live process's)."""
-    try:
-        children = [p for p in parent.iterdir() if p.is_dir() and _owner_dead(p.name)]
-    except OSError:
-        return
-    for child in children:
-        try:
-            for pid in (child / "cgroup.procs").read_text().split():
-                os.kill(int(pid), signal.SIGKILL)
-            child.rmdir()
-        except (OSError, ValueError):
-            pass
+def protect_paths(paths: list[str | os.PathLike]) -> None:
+    """Refuse to run sandboxes when any of ``paths`` (the database, data directories)
+    lies inside a directory the sandbox mounts (``/usr``, the interpreter's prefix, …)."""
+    global _protected
+    _protected = tuple(os.path.realpath(p) for p in paths if p)
+    environment.cache_clear()
+    _probe.cache_clear()
 
 
-def _cleanup_stale_jobs(root: Path) -> None:
-    try:
-        stale = [p for p in root.iterdir() if p.name.startswith("job-") and _owner_dead(p.name)]
-    except OSError:
-        return
-    for job in stale:
-        for mount in (job / "out", job):
-            _umount(str(mount))  # EINVAL when not a mount point: harmless
-        shutil.rmtree(job, ignore_errors=True)
+def _exposed(binds: list[tuple[str, str]]) -> str | None:
+    for source, inside in binds:
+        real = os.path.realpath(source)
+        for path in _protected:
+            if path == real or path.startswith(real.rstrip("/") + "/"):
+                return (f"{path} lies inside {source}, which every sandbox mounts read-only at {inside}: "
+                        "move the database and Dikkat's data directories (VAR_DIR, GRADER_DATA_DIR) "
+                        "out of it.")
+    return None
+
+
+# --- discovery ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Environment:
+    """What the sandbox needs from this host, discovered once per process."""
+
+    bwrap: str
+    python: str  # the real interpreter binary (not the venv symlink), same path inside
+    binds: tuple[tuple[str, str], ...]  # read-only binds (host source, path inside)
+    cgroups: cgroups.Backend | None = field(default=None, hash=False, compare=False)
+    can_mount_tmpfs: bool = False
+    # Each run gets its own unprivileged host uid (bwrap runs as it via setpriv); False: the caller's uid.
+    drop_uid: bool = False
+    setpriv: str | None = None
+    prlimit: str | None = None  # util-linux prlimit, sets the rlimits before setpriv drops root
+    warnings: tuple[str, ...] = ()
+    # Why runs would have no process or memory cap for all their processes together (None: capped).
+    cap_problem: str | None = None
+
+    @property
+    def capped(self) -> bool:
+        return self.cap_problem is None
+
+
+def uncapped_allowed() -> bool:
+    return os.environ.get(ALLOW_UNCAPPED_VAR) == "1"
+
+
+def _cap_problem(backend: cgroups.Backend | None) -> str | None:
+    missing = [c for c in ("pids", "memory") if backend is None or c not in backend.caps]
+    if not missing:
+        return None
+    where = backend.description if backend else "no usable cgroup hierarchy"
+    return (
+        f"no cgroup caps the {' and '.join(missing)} of a run's processes together ({where}). "
+        "On cgroup v2 run the grading worker as root in a systemd unit with Delegate=yes "
+        "(see docs/deploy.md) or point DIKKAT_GRADER_CGROUP at a delegated cgroup; on cgroup v1 "
+        "the pids and memory hierarchies must be mounted. Only for development, "
+        f"{ALLOW_UNCAPPED_VAR}=1 grades without them."
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -262,79 +516,74 @@ def environment() -> Environment:
     libs = os.path.join(os.path.dirname(numpy_dir), "numpy.libs")
     if os.path.isdir(libs):
         binds.append((libs, f"{SITE_IN_SANDBOX}/numpy.libs"))
-    runner_dir = str(RUNNER_PATH.parent)
+    system = [(f"/{name}", f"/{name}") for name in ("usr", "lib", "lib64", "bin", "sbin")
+              if os.path.isdir(f"/{name}") and not os.path.islink(f"/{name}")]
+    exposed = _exposed(system + binds)
+    if exposed:
+        raise SandboxUnavailable(exposed)
+    runner = str(RUNNER_PATH)
 
     warnings = []
-    host_uid = None
+    drop_uid = False
     setpriv = shutil.which("setpriv", path="/usr/bin:/bin")
     prlimit = shutil.which("prlimit", path="/usr/bin:/bin")
     if os.geteuid() == 0:
         # Run bwrap itself as an unprivileged uid, so that the sandbox's user is
-        # "nobody" on the host too, not root behind a user namespace.
+        # unprivileged on the host too, not root behind a user namespace.
         try:
             if not setpriv or not prlimit:
                 raise OSError("setpriv or prlimit (util-linux) is not installed")
             binds = [(_source_for_nobody(src, Path(dst).name), dst) for src, dst in binds]
-            runner_dir = _source_for_nobody(runner_dir, "grader-core")
-            host_uid = SANDBOX_UID
+            runner = _runner_for_nobody()
+            drop_uid = True
         except OSError as exc:
             warnings.append(
                 f"The sandbox runs as the host's root uid behind a user namespace ({exc}); "
                 "install util-linux's setpriv and let the grader bind-mount under /run, "
                 "or run the grader as an unprivileged user."
             )
-    parents: dict[str, Path] = {}
-    if os.geteuid() == 0:
-        for controller in CONTROLLERS:
-            own = _own_cgroup(controller)
-            if own is None:
-                continue
-            parent = own / CGROUP_GROUP
-            try:
-                parent.mkdir(exist_ok=True)
-            except OSError:
-                continue
-            _cleanup_stale_cgroups(parent)
-            parents[controller] = parent
-    missing = [c for c in CONTROLLERS if c not in parents]
-    if "pids" in missing:
-        warnings.append(
-            "The cgroup v1 'pids' controller is not usable (needs root and "
-            "/sys/fs/cgroup/pids): fork bombs are limited only by the wall-clock "
-            "limit and RLIMIT_AS."
-        )
-    if "memory" in missing:
-        warnings.append(
-            "The cgroup v1 'memory' controller is not usable: memory is limited "
-            "per process by RLIMIT_AS only."
-        )
-    if "cpuacct" in missing:
-        warnings.append(
-            "The cgroup v1 'cpuacct' controller is not usable: CPU time is limited "
-            "per process by RLIMIT_CPU only."
-        )
+    backend = cgroups.discover()
+    cap_problem = _cap_problem(backend)
+    if backend is not None and "cpu" not in backend.caps:
+        warnings.append(f"{backend.description} does not count CPU time: the CPU limit is RLIMIT_CPU per process.")
+    if not drop_uid:
+        warnings.append("Runs share the caller's uid, so RLIMIT_NPROC cannot be a per-run process cap.")
     can_mount = _probe_mount()
-    if can_mount:
-        _cleanup_stale_jobs(work_root())
+    cleanup_abandoned_runs(backend)
     if not can_mount:
         warnings.append(
             "Cannot mount a size-limited tmpfs for the output directory (needs "
             "root): a run may fill the disk of the work directory up to its "
             "per-file limit times the number of files."
         )
+    if cap_problem:
+        if uncapped_allowed():
+            log.critical("GRADING WITHOUT CAPS (%s=1, development only): %s", ALLOW_UNCAPPED_VAR, cap_problem)
+            warnings.append(f"Grading without caps ({ALLOW_UNCAPPED_VAR}=1): {cap_problem}")
+        else:
+            log.error("grading refused: %s", cap_problem)
     # Only the runner file, not the rest of the grader's code.
-    binds.append((os.path.join(runner_dir, RUNNER_PATH.name), "/grader/runner.py"))
+    binds.append((runner, "/grader/runner.py"))
     return Environment(
         bwrap=bwrap,
         python=python,
         binds=tuple(binds),
-        cgroup_parents=parents,
+        cgroups=backend,
         can_mount_tmpfs=can_mount,
-        host_uid=host_uid,
-        setpriv=setpriv if host_uid is not None else None,
-        prlimit=prlimit if host_uid is not None else None,
+        drop_uid=drop_uid,
+        setpriv=setpriv if drop_uid else None,
+        prlimit=prlimit if drop_uid else None,
         warnings=tuple(warnings),
+        cap_problem=cap_problem,
     )
+
+
+def _usable_environment() -> Environment:
+    """The environment, or SandboxUnavailable when runs would not be capped (fail closed)."""
+    env = environment()
+    if env.cap_problem and not uncapped_allowed():
+        raise SandboxUnavailable(env.cap_problem)
+    return env
 
 
 @functools.lru_cache(maxsize=1)
@@ -345,14 +594,19 @@ def _probe() -> str | None:
     except (SandboxUnavailable, seccomp.SeccompUnavailable) as exc:
         return str(exc)[0].upper() + str(exc)[1:]
     with tempfile.TemporaryDirectory(prefix="dikkat-probe-") as d:
-        if env.host_uid is not None:
-            os.chown(d, env.host_uid, env.host_uid)
-        args = _bwrap_args(env, Path(d), Path(d), Limits(), seccomp_fd=None)
-        argv = args + [env.python, "-I", "-S", "-c", "import sys; sys.exit(0 if sys.flags.isolated else 3)"]
+        uid = UidLease() if env.drop_uid else None
         try:
-            res = subprocess.run(argv, env={}, capture_output=True, timeout=20)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return f"bubblewrap could not be started ({exc}); check 'apt-get install bubblewrap'."
+            if uid is not None:
+                os.chown(d, uid.uid, uid.uid)
+            args = _bwrap_args(env, Path(d), Path(d), Limits(), seccomp_fd=None, uid=uid.uid if uid else None)
+            argv = args + [env.python, "-I", "-S", "-c", "import sys; sys.exit(0 if sys.flags.isolated else 3)"]
+            try:
+                res = subprocess.run(argv, env={}, capture_output=True, timeout=20)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                return f"bubblewrap could not be started ({exc}); check 'apt-get install bubblewrap'."
+        finally:
+            if uid is not None:
+                uid.release()
         if res.returncode != 0:
             err = res.stderr.decode(errors="replace").strip()[:300]
             return (
@@ -364,8 +618,18 @@ def _probe() -> str | None:
 
 
 def sandbox_problem() -> str | None:
-    """None when sandboxed grading works on this host, else an English sentence with the fix."""
-    return _probe()
+    """None when sandboxed grading works on this host, else an English sentence with the fix.
+
+    Runs without a process and memory cap count as not working (fail closed) unless
+    DIKKAT_GRADER_ALLOW_UNCAPPED=1.
+    """
+    problem = _probe()
+    if problem:
+        return problem
+    env = environment()
+    if env.cap_problem and not uncapped_allowed():
+        return env.cap_problem[0].upper() + env.cap_problem[1:]
+    return None
 
 
 def sandbox_warnings() -> list[str]:
@@ -376,24 +640,35 @@ def sandbox_warnings() -> list[str]:
         return [str(exc)]
 
 
+def reset_environment() -> None:
+    """Forget what was discovered (tests that change the host's setup)."""
+    environment.cache_clear()
+    _probe.cache_clear()
+
+
 def _bwrap_args(env: Environment, in_dir: Path, out_dir: Path, limits: Limits, seccomp_fd: int | None,
-                extra: tuple[str, ...] = ()) -> list[str]:
-    prefix = []
-    if env.host_uid is not None:
-        # Limits first (lowering needs no privilege), then drop to the unprivileged
-        # uid, then bwrap: two tiny execs instead of a Python preexec_fn.
-        prefix = [env.prlimit, *_rlimit_options(limits), "--",
-                  env.setpriv, f"--reuid={env.host_uid}", f"--regid={env.host_uid}", "--clear-groups", "--"]
+                extra: tuple[str, ...] = (), uid: int | None = None) -> list[str]:
+    prefix: list[str] = []
+    if uid is not None:
+        # Limits first (lowering needs no privilege), then drop to the run's own
+        # unprivileged uid, then bwrap: two tiny execs instead of a Python preexec_fn.
+        assert env.prlimit and env.setpriv
+        prefix = [env.prlimit, *_rlimit_options(limits, nproc=True), "--",
+                  env.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+    namespaces = ["--unshare-user", "--unshare-uts", "--unshare-cgroup-try"]
+    namespaces += [] if _off("ipc") else ["--unshare-ipc"]
+    namespaces += [] if _off("pid") else ["--unshare-pid"]
+    namespaces += [] if _off("network") else ["--unshare-net"]
     a = prefix + [
         env.bwrap,
         *extra,
-        "--unshare-all", "--unshare-user",  # user, ipc, pid, net, uts, cgroup
+        *namespaces,
         "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
         "--disable-userns",
         "--die-with-parent", "--new-session",
         "--cap-drop", "ALL",
         "--hostname", "sandbox",
-        "--clearenv",
+        *([] if _off("clearenv") else ["--clearenv"]),
         "--setenv", "PATH", "/usr/bin:/bin",
         "--setenv", "HOME", "/tmp",
         "--setenv", "LANG", "C.UTF-8",
@@ -422,114 +697,18 @@ def _bwrap_args(env: Environment, in_dir: Path, out_dir: Path, limits: Limits, s
     for name in HIDDEN_PROC_FILES:
         if os.path.exists(f"/proc/{name}"):
             a += ["--ro-bind", "/dev/null", f"/proc/{name}"]
+    sized = [] if _off("tmpfs_size") else ["--size", str(limits.tmpfs_bytes)]
     a += [
-        "--remount-ro", "/proc",
+        *([] if _off("readonly_proc") else ["--remount-ro", "/proc"]),
         "--dev", "/dev",
-        "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp",
-        "--size", str(limits.tmpfs_bytes), "--tmpfs", "/dev/shm",
+        *sized, "--tmpfs", "/tmp",
+        *sized, "--tmpfs", "/dev/shm",
         "--chdir", "/tmp",
-        "--remount-ro", "/",
+        *([] if _off("readonly_root") else ["--remount-ro", "/"]),
     ]
     if seccomp_fd is not None:
         a += ["--seccomp", str(seccomp_fd)]
     return a + ["--"]
-
-
-class _Cgroups:
-    """One child cgroup per controller for one run."""
-
-    def __init__(self, env: Environment, limits: Limits):
-        self.paths: dict[str, Path] = {}
-        name = f"run-{os.getpid()}-{uuid.uuid4().hex[:12]}"
-        try:
-            for controller, parent in env.cgroup_parents.items():
-                path = parent / name
-                path.mkdir()
-                self.paths[controller] = path
-            if "pids" in self.paths:
-                (self.paths["pids"] / "pids.max").write_text(str(limits.processes + OVERHEAD_PIDS))
-            if "memory" in self.paths:
-                # tmpfs pages written by the sandbox are charged here too.
-                limit = limits.memory_mb * MIB + 2 * limits.tmpfs_bytes + limits.output_dir_bytes
-                mem = self.paths["memory"]
-                (mem / "memory.limit_in_bytes").write_text(str(limit))
-                memsw = mem / "memory.memsw.limit_in_bytes"
-                if memsw.exists():
-                    try:
-                        memsw.write_text(str(limit))
-                    except OSError:
-                        pass
-        except OSError:
-            self.remove()
-            raise
-        self.procs_files = [str(p / "cgroup.procs") for p in self.paths.values()]
-
-    def add(self, pid: int) -> None:
-        for path in self.procs_files:
-            with open(path, "w") as f:
-                f.write(str(pid))
-
-    def cpu_seconds(self) -> float | None:
-        path = self.paths.get("cpuacct")
-        if path is None:
-            return None
-        try:
-            return int((path / "cpuacct.usage").read_text()) / 1e9
-        except (OSError, ValueError):
-            return None
-
-    def oom_killed(self) -> bool:
-        path = self.paths.get("memory")
-        if path is None:
-            return False
-        try:
-            text = (path / "memory.oom_control").read_text()
-            for line in text.splitlines():
-                key, _, value = line.partition(" ")
-                if key == "oom_kill" and int(value) > 0:
-                    return True
-            return int((path / "memory.failcnt").read_text()) > 0 and "under_oom 1" in text
-        except (OSError, ValueError):
-            return False
-
-    def members(self) -> list[int]:
-        pids: set[int] = set()
-        for path in self.paths.values():
-            try:
-                pids.update(int(p) for p in (path / "cgroup.procs").read_text().split())
-            except (OSError, ValueError):
-                pass
-        return sorted(pids)
-
-    def kill_all(self, timeout: float = 3.0) -> bool:
-        """SIGKILL every member until none is left (a forking tree may need several rounds)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            pids = self.members()
-            if not pids:
-                return True
-            if time.monotonic() > deadline:
-                log.error("processes survived in sandbox cgroup: %s", pids)
-                return False
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.001)
-
-    def remove(self) -> None:
-        for path in self.paths.values():
-            for _ in range(100):
-                try:
-                    path.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.01)  # the kernel is still tearing members down
-            else:
-                log.error("could not remove cgroup %s", path)
 
 
 @dataclass
@@ -581,26 +760,33 @@ def _stage_inputs(in_dir: Path, phase: int, cases: list[tuple[int, dict[str, np.
     d.rename(in_dir / f"p{phase}")
 
 
-def _rlimits(limits: Limits) -> dict[int, tuple[int, int]]:
+def _rlimits(limits: Limits, nproc: bool = False) -> dict[int, tuple[int, int]]:
     # +1 s: the runner's own start (NumPy import) counts against RLIMIT_CPU too.
     cpu = max(1, math.ceil(limits.cpu_seconds)) + 1
     # Address space is not memory: the interpreter, NumPy and OpenBLAS map
     # ~100 MiB they never touch.  The headroom keeps a small memory_mb usable;
     # the memory cgroup caps what is really used.
     memory = limits.memory_mb * MIB + AS_HEADROOM
-    return {
+    values = {
         resource.RLIMIT_CPU: (cpu, cpu + 1),
         resource.RLIMIT_AS: (memory, memory),
         resource.RLIMIT_FSIZE: (limits.file_size_bytes, limits.file_size_bytes),
         resource.RLIMIT_NOFILE: (limits.open_files, limits.open_files),
         resource.RLIMIT_CORE: (0, 0),
     }
+    if nproc:
+        # Counted per host uid: only meaningful because the run's uid is its own.
+        values[resource.RLIMIT_NPROC] = (cgroups.pids_cap(limits),) * 2
+    switches = {resource.RLIMIT_CPU: "cpu_limit", resource.RLIMIT_AS: "rlimit_as",
+                resource.RLIMIT_FSIZE: "rlimit_fsize", resource.RLIMIT_NOFILE: "rlimit_nofile",
+                resource.RLIMIT_NPROC: "rlimit_nproc"}
+    return {r: v for r, v in values.items() if not _off(switches.get(r, ""))}
 
 
-def _rlimit_options(limits: Limits) -> list[str]:
+def _rlimit_options(limits: Limits, nproc: bool = False) -> list[str]:
     names = {resource.RLIMIT_CPU: "cpu", resource.RLIMIT_AS: "as", resource.RLIMIT_FSIZE: "fsize",
-             resource.RLIMIT_NOFILE: "nofile", resource.RLIMIT_CORE: "core"}
-    return [f"--{names[r]}={soft}:{hard}" for r, (soft, hard) in _rlimits(limits).items()]
+             resource.RLIMIT_NOFILE: "nofile", resource.RLIMIT_CORE: "core", resource.RLIMIT_NPROC: "nproc"}
+    return [f"--{names[r]}={soft}:{hard}" for r, (soft, hard) in _rlimits(limits, nproc).items()]
 
 
 def _apply_limits(pid: int, limits: Limits) -> None:
@@ -626,14 +812,8 @@ def _read_child_pid(fd: int, timeout: float) -> int:
     return int(json.loads(data)["child-pid"])
 
 
-def work_root() -> Path:
-    """Where per-run job directories are made: $DIKKAT_GRADER_WORK or <tmp>/dikkat-grader."""
-    root = Path(os.environ.get("DIKKAT_GRADER_WORK") or Path(tempfile.gettempdir()) / "dikkat-grader")
-    root.mkdir(mode=0o711, parents=True, exist_ok=True)
-    # Traversable but not listable: the sandbox's uid must reach its own job directory.
-    if root.stat().st_uid == os.geteuid() and root.stat().st_mode & 0o777 != 0o711:
-        os.chmod(root, 0o711)
-    return root
+# Names of the runs this process made lately (the test suite checks none is left behind).
+_recent_runs: collections.deque[str] = collections.deque(maxlen=2048)
 
 
 class Sandbox:
@@ -646,65 +826,89 @@ class Sandbox:
     """
 
     def __init__(self, limits: Limits):
-        env = environment()
+        env = _usable_environment()
         self.limits = limits
         self.spawned_at = time.monotonic()
-        uid = env.host_uid
-        self.job_dir = Path(tempfile.mkdtemp(prefix=f"job-{os.getpid()}-", dir=work_root()))
-        # The job's files live in RAM: creating and deleting them on disk cost
-        # more than the mount.  Inputs are written by us, so the cap is generous.
+        self.cgroups: cgroups.RunCgroup | None = None
+        self.proc: subprocess.Popen | None = None
+        self.fds: list[int] = []
+        self.used = False
+        self.warm = False
+        self.mounted = self.mounted_job = False
+        self.uid_lease: UidLease | None = None
+        # The lock first: from now until destroy() ends, no clean-up touches this run.
+        self.run_lock = RunLock()
+        self.name = self.run_lock.name
+        _recent_runs.append(self.name)
+        self.job_dir = work_root() / self.name
+        try:
+            self._prepare(env)
+            self._spawn(env)
+        except BaseException:
+            self.destroy()
+            raise
+
+    @property
+    def uid(self) -> int | None:
+        """The host uid bwrap and the sandbox run as (None: the caller's)."""
+        return self.uid_lease.uid if self.uid_lease is not None else None
+
+    def _prepare(self, env: Environment) -> None:
+        limits = self.limits
+        if env.drop_uid and not _off("uid_drop"):
+            self.uid_lease = UidLease()
+        uid = self.uid
         # Ours; the sandbox's uid may only pass through it (0711) to in/ and out/.
         mode = 0o711 if uid is not None else 0o700
+        self.job_dir.mkdir(mode=mode)
+        # The job's files live in RAM: creating and deleting them on disk cost
+        # more than the mount.  Inputs are written by us, so the cap is generous.
         self.mounted_job = env.can_mount_tmpfs and _mount_tmpfs(str(self.job_dir), JOB_TMPFS_BYTES, None, mode)
         os.chmod(self.job_dir, mode)
         self.in_dir, self.out_dir = self.job_dir / "in", self.job_dir / "out"
         self.in_dir.mkdir()
         os.chmod(self.in_dir, 0o755)  # ours, readable (not writable) by the sandbox
         self.out_dir.mkdir(mode=0o700)
-        self.mounted = env.can_mount_tmpfs and _mount_tmpfs(str(self.out_dir), limits.output_dir_bytes, uid)
+        out_size = None if _off("tmpfs_size") else limits.output_dir_bytes
+        self.mounted = env.can_mount_tmpfs and _mount_tmpfs(str(self.out_dir), out_size, uid)
         if uid is not None and not self.mounted:
             os.chown(self.out_dir, uid, uid)
-        self.cgroups: _Cgroups | None = None
-        self.proc: subprocess.Popen | None = None
-        self.fds: list[int] = []
-        self.used = False
-        self.warm = False
-        try:
-            self._spawn(env)
-        except BaseException:
-            self.destroy()
-            raise
+        if env.cgroups is not None:
+            caps = {c for c, layer in (("pids", "pids_cap"), ("memory", "memory_cap")) if not _off(layer)}
+            self.cgroups = env.cgroups.create(self.name, limits, caps=caps)
 
     def _spawn(self, env: Environment) -> None:
         limits = self.limits
         self.ctl_r, self.ctl_w = os.pipe()
         self.status_r, self.status_w = os.pipe()
-        seccomp_fd = seccomp.filter_fd()
+        seccomp_fd = None if _off("seccomp") else seccomp.filter_fd()
         info_r, info_w = os.pipe()
         block_r, block_w = os.pipe()
-        self.fds += [self.ctl_r, self.ctl_w, self.status_r, self.status_w, seccomp_fd, info_r, info_w, block_r, block_w]
-        self.cgroups = _Cgroups(env, limits)
+        self.fds += [self.ctl_r, self.ctl_w, self.status_r, self.status_w, info_r, info_w, block_r, block_w]
+        if seccomp_fd is not None:
+            self.fds.append(seccomp_fd)
         # bwrap reports the sandbox's pid on --info-fd and then waits on
         # --block-fd before running anything inside: the gap in which we put
-        # it into the cgroups and set its rlimits.  No preexec_fn, so the
+        # it into the cgroup and set its rlimits.  No preexec_fn, so the
         # spawn is a cheap vfork even from a large host process.
         sync = ("--info-fd", str(info_w), "--block-fd", str(block_r))
-        argv = _bwrap_args(env, self.in_dir, self.out_dir, limits, seccomp_fd, sync) + [
+        argv = _bwrap_args(env, self.in_dir, self.out_dir, limits, seccomp_fd, sync, uid=self.uid) + [
             env.python, "-I", "-S", "-B", "/grader/runner.py", str(self.ctl_r), SITE_IN_SANDBOX, str(self.status_w),
         ]
-        passed = (seccomp_fd, self.ctl_r, self.status_w, info_w, block_r)
+        passed = tuple(fd for fd in (seccomp_fd, self.ctl_r, self.status_w, info_w, block_r) if fd is not None)
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            env={}, pass_fds=passed,
+            env=dict(os.environ) if _off("spawn_env") else {}, pass_fds=passed,
         )
         for fd in passed:  # the child has its copies
             os.close(fd)
             self.fds.remove(fd)
         child = _read_child_pid(info_r, 10.0)
         try:
-            for pid in (self.proc.pid, child):
-                self.cgroups.add(pid)
-            if env.host_uid is None:  # else prlimit(1) set them before bwrap started
+            if self.cgroups is not None:
+                for pid in (self.proc.pid, child):
+                    self.cgroups.add(pid)
+            if self.uid is None:  # else prlimit(1) set them before bwrap started
                 _apply_limits(child, limits)
             os.write(block_w, b"g")
         except (ProcessLookupError, BrokenPipeError) as exc:
@@ -746,7 +950,7 @@ class Sandbox:
         started = time.monotonic()
         outcome = RunOutcome(exit_code=None)
         try:
-            job = dict(job, ctl_fd=self.ctl_r, status_fd=self.status_w, no_exec=True,
+            job = dict(job, ctl_fd=self.ctl_r, status_fd=self.status_w, no_exec=not _off("seccomp"),
                        phases=[[{"index": i, "inputs": sorted(inp)} for i, inp in ph] for ph in phases])
             with _open_readable(self.in_dir / "code.py") as f:
                 f.write(code.encode("utf-8"))
@@ -787,16 +991,16 @@ class Sandbox:
         return outcome
 
     def _stop(self, outcome: RunOutcome, cpu_base: float | None) -> None:
-        proc, cgroups = self.proc, self.cgroups
+        proc, group = self.proc, self.cgroups
         if proc.poll() is None:
             proc.kill()
-        if cgroups is not None:
-            cgroups.kill_all()
+        if group is not None:
+            group.kill_all()
         proc.wait()
         outcome.exit_code = proc.returncode
-        if cgroups is not None:
-            outcome.oom_killed = cgroups.oom_killed()
-            cpu = cgroups.cpu_seconds()
+        if group is not None:
+            outcome.oom_killed = group.oom_killed()
+            cpu = group.cpu_seconds()
             outcome.cpu_ms = None if cpu is None else int((cpu - (cpu_base or 0)) * 1000)
 
     def destroy(self) -> None:
@@ -825,6 +1029,9 @@ class Sandbox:
             _umount(str(self.job_dir))
             self.mounted_job = False
         shutil.rmtree(self.job_dir, ignore_errors=True)
+        if self.uid_lease is not None:
+            self.uid_lease.release()
+        self.run_lock.release()  # last: until now a clean-up would have taken us for alive
 
 
 def run_sandboxed(
@@ -851,11 +1058,16 @@ def run_sandboxed(
     return sandbox.run(job, code, phases, collect)
 
 
-def _supervise(proc, cgroups, limits, started, cpu_base, outcome, status_r, ctl_w, in_dir, out_dir, phases, collect) -> None:
+def _wall_seconds(limits: Limits) -> float:
+    return SAFETY_WALL_SECONDS if _off("wall_clock") else limits.wall_seconds
+
+
+def _supervise(proc, group, limits, started, cpu_base, outcome, status_r, ctl_w, in_dir, out_dir, phases, collect) -> None:
     # The wall clock runs from the moment the runner is ready (NumPy imported):
     # a loaded host must not eat the student's time.  Until then a generous
     # start-up budget applies; missing it is our failure, not theirs.
-    deadline = started + (limits.wall_seconds if outcome.runner_ready else STARTUP_BUDGET)
+    deadline = started + (_wall_seconds(limits) if outcome.runner_ready else STARTUP_BUDGET)
+    count_cpu = group is not None and not _off("cpu_limit")
     log_buf = bytearray()
     status_buf = bytearray()
     received = {"log": 0, "status": 0}
@@ -871,7 +1083,7 @@ def _supervise(proc, cgroups, limits, started, cpu_base, outcome, status_r, ctl_
             if now >= deadline:
                 outcome.timed_out = True
                 break
-            cpu = cgroups.cpu_seconds() if cgroups else None
+            cpu = group.cpu_seconds() if count_cpu else None
             if cpu is not None and cpu - (cpu_base or 0) > limits.cpu_seconds:
                 outcome.cpu_exceeded = True
                 break
@@ -899,8 +1111,8 @@ def _supervise(proc, cgroups, limits, started, cpu_base, outcome, status_r, ctl_
                         outcome.secured = True  # written before any student code: cannot be withheld
                     if line == b"R" and not outcome.runner_ready:
                         outcome.runner_ready = True
-                        deadline = time.monotonic() + limits.wall_seconds
-                        cpu_base = cgroups.cpu_seconds() if cgroups else None  # the import is not theirs
+                        deadline = time.monotonic() + _wall_seconds(limits)
+                        cpu_base = group.cpu_seconds() if group else None  # the import is not theirs
                     elif line == b"P%d" % p and p + 1 < len(phases):
                         with OutputDir(str(out_dir)) as out:
                             outcome.collected.append(collect(out, p))

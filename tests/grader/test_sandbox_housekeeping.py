@@ -18,27 +18,48 @@ def test_sandbox_is_available_and_fully_isolated_here():
     assert sandbox_warnings() == []
 
 
-def test_leftovers_of_dead_processes_are_removed_but_live_ones_kept(tmp_path):
+def test_leftovers_of_dead_owners_are_removed_but_live_runs_kept_whatever_their_pid():
+    """Ownership is a lock the owner holds, not a PID (which means nothing in another PID namespace)."""
     env = sb.environment()
-    parent = env.cgroup_parents.get("pids")
-    if parent is None:
-        pytest.skip("no pids cgroup")
-    dead = parent / "run-999999999-deadbeef"
-    alive = parent / f"run-{__import__('os').getpid()}-live"
-    dead.mkdir()
-    alive.mkdir()
+    backend = env.cgroups
+    live, dead = sb.RunLock(), sb.RunLock()
+    made = []
     try:
-        sb._cleanup_stale_cgroups(parent)
-        assert not dead.exists()
-        assert alive.exists()
+        for lock in (live, dead):
+            job = sb.work_root() / lock.name
+            (job / "in").mkdir(parents=True)
+            made.append(job)
+            if backend is not None:
+                backend.create(lock.name, sb.Limits())
+        # A dead owner: its lock file stays, nobody holds it any more.
+        import os
+        os.close(dead.fd)
+        dead.fd = -1
+        removed = sb.cleanup_abandoned_runs(backend)
+        assert dead.name in removed and live.name not in removed
+        assert not (sb.work_root() / dead.name).exists()
+        assert (sb.work_root() / live.name).exists()
+        if backend is not None:
+            assert dead.name not in backend.run_names()
+            assert live.name in backend.run_names()
+        assert not dead.path.exists()
     finally:
-        for p in (dead, alive):
-            if p.exists():
-                p.rmdir()
-    job = sb.work_root() / "job-999999999-x"
+        if backend is not None and live.name in backend.run_names():
+            backend.remove_stale(live.name)
+        for job in made:
+            sb.shutil.rmtree(job, ignore_errors=True)
+        live.release()
+
+
+def test_directories_without_a_lock_are_not_judged():
+    """A run of another grader (another lock directory, or still being made) is never deleted."""
+    job = sb.work_root() / "run-notours0000"
     (job / "in").mkdir(parents=True)
-    sb._cleanup_stale_jobs(sb.work_root())
-    assert not job.exists()
+    try:
+        assert "run-notours0000" not in sb.cleanup_abandoned_runs(sb.environment().cgroups)
+        assert job.exists()
+    finally:
+        sb.shutil.rmtree(job)
 
 
 def test_run_with_no_visible_cases_is_not_reported_as_passed(attention):
@@ -76,7 +97,7 @@ def test_a_sandbox_that_fails_to_start_is_an_internal_error_not_the_students(att
 
 def test_sandbox_processes_are_an_unprivileged_host_user_with_limits(attention):
     env = sb.environment()
-    if env.host_uid is None:
+    if not env.drop_uid:
         pytest.skip("this host runs the sandbox as the caller's uid: " + " ".join(env.warnings))
     sandbox = sb.Sandbox(attention.spec.limits)
     try:
@@ -86,7 +107,7 @@ def test_sandbox_processes_are_an_unprivileged_host_user_with_limits(attention):
         for pid in members:
             status = open(f"/proc/{pid}/status").read()
             uid_line = next(line for line in status.splitlines() if line.startswith("Uid:"))
-            assert set(uid_line.split()[1:]) == {str(env.host_uid)}, uid_line
+            assert set(uid_line.split()[1:]) == {str(sandbox.uid)}, uid_line
             assert "CapEff:\t0000000000000000" in status
         limits = open(f"/proc/{members[-1]}/limits").read()
         assert "Max file size             16777216" in limits
@@ -98,7 +119,7 @@ def test_sandbox_processes_are_an_unprivileged_host_user_with_limits(attention):
 
 def test_the_interpreter_alias_mount_is_made_once():
     env = sb.environment()
-    aliased = [src for src, _ in env.binds if src.startswith(str(sb.ALIAS_ROOT))]
+    aliased = [src for src, _ in env.binds if src.startswith(str(sb.STATE_ROOT)) and not src.endswith(".py")]
     if not aliased:
         pytest.skip("nothing needed an alias on this host")
     original = next(dst for src, dst in env.binds if src == aliased[0])
@@ -106,3 +127,47 @@ def test_the_interpreter_alias_mount_is_made_once():
         assert sb._source_for_nobody(original, sb.Path(original).name) == aliased[0]
     with open("/proc/self/mountinfo") as f:
         assert sum(1 for line in f if line.split()[4] == aliased[0]) == 1
+
+
+def test_an_alias_shows_a_redeployed_directory_at_the_next_start(tmp_path):
+    """A release directory replaced by a new one (a redeploy) is mounted again, not served stale."""
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("aliases are made only by a root grader")
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)  # not reachable by the sandbox's uid: needs an alias
+    release = private / "release"
+    release.mkdir(mode=0o755)
+    (release / "version.txt").write_text("old")
+    alias = sb._source_for_nobody(str(release), "test-release")
+    try:
+        assert sb.Path(alias, "version.txt").read_text() == "old"
+        release.rename(private / "release-old")
+        fresh = private / "release"
+        fresh.mkdir(mode=0o755)
+        (fresh / "version.txt").write_text("new")
+        assert sb._source_for_nobody(str(fresh), "test-release") == alias
+        assert sb.Path(alias, "version.txt").read_text() == "new"
+    finally:
+        sb._umount(alias)
+        os.rmdir(alias)
+
+
+def test_a_changed_runner_is_used_at_once(tmp_path, monkeypatch):
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("the runner is copied only by a root grader")
+    current = sb._runner_for_nobody()
+    assert sb.Path(current).read_bytes() == sb.RUNNER_PATH.read_bytes()
+    changed = tmp_path / "runner.py"
+    changed.write_bytes(sb.RUNNER_PATH.read_bytes() + b"\n# security fix\n")
+    monkeypatch.setattr(sb, "RUNNER_PATH", changed)
+    fixed = sb._runner_for_nobody()
+    try:
+        assert fixed != current
+        assert sb.Path(fixed).read_bytes().endswith(b"# security fix\n")
+        assert sb.Path(fixed).stat().st_mode & 0o777 == 0o644
+    finally:
+        os.unlink(fixed)
