@@ -15,6 +15,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Min, Q
+from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -28,11 +29,13 @@ log = logging.getLogger("grader")
 
 
 class SubmissionRefused(Exception):
-    """Not accepted (rate limit, too many pending); the message says when to retry."""
+    """Not accepted (too large, rate limit, too many pending); the message says what to do.
+    ``status`` is the HTTP status a page answers with."""
 
-    def __init__(self, message: str, retry_after: int | None = None):
+    def __init__(self, message: str, retry_after: int | None = None, status: int = 429):
         super().__init__(message)
         self.retry_after = retry_after
+        self.status = status
 
 
 @dataclass
@@ -46,7 +49,15 @@ def exercise_bundle(exercise) -> Path:
 
 
 def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT) -> Accepted:
-    """Store a submission and queue it for grading (after commit)."""
+    """Store a submission and queue it for grading (after commit); code over the exercise's
+    size limit is refused before anything is stored."""
+    size, limit = len(code.encode("utf-8", "surrogatepass")), parse_spec(exercise.spec).limits.source_bytes
+    if size > limit:
+        raise SubmissionRefused(
+            _("Your code is %(size)s; the limit is %(limit)s. It was not saved: remove unneeded parts and "
+              "send it again.") % {"size": filesizeformat(size), "limit": filesizeformat(limit)},
+            status=413,
+        )
     code_hash = Submission.hash_code(code)
     now = timezone.now()
     with transaction.atomic():
@@ -88,7 +99,7 @@ def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT) -> Acc
         )
         problem = check_source(code, parse_spec(exercise.spec))
         if problem is not None:
-            # Rejected at once (too large, NUL bytes, empty…): nothing to run, no attempt used.
+            # Rejected at once (NUL bytes, empty…): nothing to run, no attempt used.
             _store_result(submission, GradeResult(verdict=Verdict.REJECTED, message=problem), exercise.content_hash)
             submission.refresh_from_db()
             return Accepted(submission, reused=False)

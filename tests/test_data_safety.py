@@ -38,7 +38,8 @@ def student(make_user, lab, quiz):
 
 
 def text_of(response) -> str:
-    return html.unescape(response.content.decode())
+    """What a person reads: entities decoded, no-break spaces as spaces."""
+    return html.unescape(response.content.decode()).replace("\xa0", " ")
 
 
 # --- Data is never lost ----------------------------------------------------------------------
@@ -165,3 +166,29 @@ def test_a_code_blank_where_no_expression_can_stand_is_an_authoring_problem():
     data["code"] = "y = np.transpose(____)"
     data["blanks"] = [{"answer": "K"}]
     assert get_kind("fill_in").validate(data, lambda text, keys: text)["grader"]
+
+
+# --- The grader host: stored code is capped --------------------------------------------------
+
+@pytest.mark.parametrize("size, said", [(2 * 1024 * 1024, "2,0 MB"), (100 * 1024, "100,0 KB")])
+def test_code_over_the_limit_is_refused_with_its_size_and_never_stored(client, student, lab, size, said):
+    client.force_login(student)
+    url = reverse("submit_code", args=["lab", "lab", "attn"])
+    code = "x = 1\n" + "#" * (size - 6)
+    response = client.post(url, {"code": code, "mode": "submit"}, HTTP_X_REQUESTED_WITH="dikkat")
+    assert response.status_code == 413
+    error = response.json()["error"].replace("\xa0", " ")
+    assert said in error and "64,0 KB" in error
+    page = text_of(client.post(url, {"code": code, "mode": "submit"}, follow=True))  # without JavaScript
+    assert said in page and "64,0 KB" in page and "Kaydedilmedi" in page
+    assert not Submission.objects.exists()
+
+
+def test_a_fill_in_blank_over_the_limit_is_refused_with_its_size_and_never_stored(client, student, quiz):
+    from courses.models import Attempt
+
+    client.force_login(student)
+    url = reverse("answer_question", args=["quiz", "selftest", "score-fill"])
+    page = text_of(client.post(url, {"blank-0": "K" * 2_000_000}, HTTP_X_REQUESTED_WITH="dikkat"))
+    assert "2.000.000 karakter" in page and "200" in page
+    assert not Attempt.objects.exists()

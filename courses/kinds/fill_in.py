@@ -9,6 +9,7 @@ checked against accept-lists (exact, case-insensitive or regular expression).
 import ast
 import re
 
+from django.utils.formats import number_format
 from django.utils.translation import gettext as _, gettext_lazy
 
 from .base import (
@@ -143,8 +144,13 @@ class FillIn(QuestionKind):
         blanks = answer["blanks"]
         if len(blanks) != len(spec["blanks"]) or not all(isinstance(b, str) for b in blanks):
             raise AnswerError(gettext_lazy("one text per blank is expected"))
-        if any(len(b) > MAX_BLANK_CHARS for b in blanks):
-            raise AnswerError(gettext_lazy("a blank is too long"))
+        for index, text in enumerate(blanks):
+            if len(text) > MAX_BLANK_CHARS:  # never stored, nor run
+                raise NotGradable(
+                    _("Blank %(n)d is %(size)s characters long; the limit is %(limit)s. Shorten it and try "
+                      "again; this try was not counted.")
+                    % {"n": index + 1, "size": number_format(len(text), force_grouping=True), "limit": MAX_BLANK_CHARS}
+                )
         cleaned = [b.strip() for b in blanks]
         for index, (text, blank) in enumerate(zip(cleaned, spec["blanks"])):
             if not text:
