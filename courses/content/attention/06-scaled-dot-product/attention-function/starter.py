@@ -10,13 +10,13 @@ def attention(Q, K, V, mask=None):
     mask : None ya da (..., n_q, n_k)'ya yayınlanabilen boolean dizi; True = bakılabilir
     dönüş: (..., n_q, d_v)
     """
-    d_k = ...                    # Q'nun son ekseni
-    # 1) Skorlar: Q ile K'nın devriği. Batch'li girdilerde yalnızca SON İKİ ekseni değiştirin.
+    d_k = ...                    # Query/Key boyutu
+    # 1) Ölçeklendirilmiş skorlar, şekli (..., n_q, n_k)
     S = ...
-    # 2) Maske: yasaklı (False) yerlerin skoru -inf olsun (np.where işinize yarar)
+    # 2) Maske: yasaklı (False) konumlar softmax'tan sonra sıfır ağırlık almalı
     if mask is not None:
         S = ...
-    # 3) Son eksen boyunca kararlı softmax (önce satırın en büyüğünü çıkarın)
+    # 3) Son eksen boyunca kararlı softmax
     A = ...
     # 4) Value'ları harmanlayın
     return ...
