@@ -1,9 +1,13 @@
-from django.contrib import admin, messages
-from django.utils.html import format_html
+from django.contrib import admin
+from django.tasks import TaskResultStatus
+from django.utils.formats import date_format
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
-from django.utils.translation import gettext_lazy as _
+from django.utils.timezone import localtime
+from django.utils.translation import gettext, gettext_lazy as _
 
 from .models import Attempt, Course, Enrollment, Exercise, Lesson, LessonProgress, Question
+from .reimport import latest_reimport, queue_reimport
 
 
 class InstructorScopedAdmin(admin.ModelAdmin):
@@ -41,10 +45,11 @@ class CourseAdmin(admin.ModelAdmin):
     list_display = ("title", "slug", "enrollment", "score_policy", "lesson_count", "student_count", "retired", "imported_at")
     list_filter = ("retired", "enrollment", "score_policy")
     search_fields = ("title", "slug", "summary")
-    readonly_fields = ("slug", "source_path", "imported_at", "created_at", "description_preview")
+    readonly_fields = ("slug", "source_path", "imported_at", "last_reimport", "created_at", "description_preview")
     # The description is rendered from course.toml at import; raw HTML is never edited here.
     fields = ("slug", "title", "summary", "description_preview", "enrollment", "enrollment_code",
-              "score_policy", "instructors", "retired", "source_path", "imported_at", "created_at")
+              "score_policy", "instructors", "retired", "source_path", "imported_at", "last_reimport",
+              "created_at")
     filter_horizontal = ("instructors",)
     inlines = [LessonInline]
     actions = ["reimport"]
@@ -52,6 +57,11 @@ class CourseAdmin(admin.ModelAdmin):
     def get_queryset(self, request):
         queryset = super().get_queryset(request)
         return queryset if request.user.is_superuser else queryset.filter(instructors=request.user)
+
+    def get_readonly_fields(self, request, obj=None):
+        readonly = super().get_readonly_fields(request, obj)
+        # Who teaches a course is for superusers to decide: an instructor cannot add others.
+        return readonly if request.user.is_superuser else (*readonly, "instructors")
 
     @admin.display(description=_("lessons"))
     def lesson_count(self, obj):
@@ -67,24 +77,37 @@ class CourseAdmin(admin.ModelAdmin):
 
     @admin.action(description=_("Re-import selected courses from their folders"))
     def reimport(self, request, queryset):
-        from .exercises import check_exercises
-        from .importer import ImportRefused, import_course
-
+        # Reference solutions run in the sandbox: a grading worker imports, never this request.
         for course in queryset:
-            try:
-                report = import_course(course.source_path, prepare_exercises=lambda s: check_exercises(s, build=True))
-            except ImportRefused as refused:
-                self.message_user(
-                    request,
-                    _("%(course)s was not imported: %(problems)s")
-                    % {"course": course, "problems": "; ".join(map(str, refused.problems[:5]))},
-                    messages.ERROR,
-                )
-            else:
-                self.message_user(
-                    request,
-                    _("%(course)s imported: %(count)d change(s).") % {"course": course, "count": len(report.changes)},
-                )
+            queue_reimport(course)
+            self.message_user(request, _(
+                "%(course)s is queued for re-import. A grading worker imports its folder and runs the "
+                "reference solutions; the outcome shows under “last re-import” on the course's page."
+            ) % {"course": course})
+
+    @admin.display(description=_("last re-import"))
+    def last_reimport(self, obj):
+        job = latest_reimport(obj) if obj.pk else None
+        if job is None:
+            return None
+        when = date_format(localtime(job.finished_at or job.started_at or job.enqueued_at), "DATETIME_FORMAT")
+        outcome, items = job.return_value or {}, []
+        if job.status == TaskResultStatus.READY:
+            text = gettext("Queued at %(time)s: waiting for a grading worker.") % {"time": when}
+        elif job.status == TaskResultStatus.RUNNING:
+            text = gettext("A grading worker has been importing the folder since %(time)s.") % {"time": when}
+        elif job.status == TaskResultStatus.FAILED:
+            text = gettext("Failed at %(time)s on the worker's side; the worker's log has the reason. "
+                           "Run the re-import again.") % {"time": when}
+        elif outcome.get("imported"):
+            items = outcome["changes"]
+            text = gettext("Imported at %(time)s: %(count)d change(s).") % {"time": when, "count": len(items)}
+        else:
+            items = outcome.get("problems", [])
+            text = gettext("Not imported at %(time)s: the files have %(count)d problem(s) and nothing was "
+                           "changed. Fix them, then run the re-import again.") % {"time": when, "count": len(items)}
+        listed = format_html_join("", "<li>{}</li>", ((item,) for item in items[:20]))
+        return format_html("<p>{}</p><ul>{}</ul>", text, listed) if items else format_html("<p>{}</p>", text)
 
 
 class QuestionInline(admin.TabularInline):
@@ -108,23 +131,15 @@ class LessonAdmin(InstructorScopedAdmin):
     list_display = ("title", "slug", "course", "order", "retired", "updated_at")
     list_filter = ("course", "retired")
     search_fields = ("title", "slug", "summary", "body_source")
-    readonly_fields = ("course", "slug", "source_file", "body_preview", "updated_at")
+    # The body is rendered at import with its lesson folder (figures read their data there);
+    # it is changed in lesson.md, not here.
+    readonly_fields = ("course", "slug", "source_file", "body_source", "body_preview", "updated_at")
     fields = ("course", "slug", "title", "order", "summary", "retired", "source_file", "body_source", "body_preview")
     inlines = [QuestionInline, ExerciseInline]
 
     @admin.display(description=_("rendered lesson"))
     def body_preview(self, obj):
         return _preview(obj.body_html)
-
-    def save_model(self, request, obj, form, change):
-        # Lessons edited here are rendered like imported ones, so pages never render per request.
-        from .rendering import render_markdown
-
-        rendered = render_markdown(obj.body_source)
-        obj.body_html = rendered.html
-        for issue in rendered.issues:
-            self.message_user(request, _("Line %(line)d: %(message)s") % {"line": issue.line, "message": issue.message}, messages.WARNING)
-        super().save_model(request, obj, form, change)
 
 
 @admin.register(Question)
@@ -145,7 +160,10 @@ class ExerciseAdmin(InstructorScopedAdmin):
     list_display = ("slug", "title", "lesson", "order", "content_hash_short", "retired")
     list_filter = ("retired", "course")
     search_fields = ("slug", "title")
-    readonly_fields = ("course", "lesson", "slug", "source_dir", "content_hash", "prompt_preview", "spec", "reveal")
+    # Code and hints come from the exercise folder (an edit here would be undone by the next
+    # import, and hints are HTML shown to students): read-only for everyone.
+    readonly_fields = ("course", "lesson", "slug", "source_dir", "content_hash", "prompt_preview", "spec", "reveal",
+                       "starter_code", "solution_code", "misconceptions")
     exclude = ("prompt_html",)
 
     @admin.display(description=_("content hash"))

@@ -7,3 +7,11 @@ from .answer_queue import grade_claimed
 def grade_attempt(attempt_id: int) -> str:
     """Grade one queued answer (fill-in code blanks) in the sandbox; idempotent."""
     return grade_claimed(attempt_id)
+
+
+@task(queue_name="default", priority=-50)
+def reimport_course(course_id: int) -> dict:
+    """Import a course again from its folder (the admin's action); below students' grading."""
+    from .reimport import run_reimport
+
+    return run_reimport(course_id)

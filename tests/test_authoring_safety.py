@@ -150,3 +150,117 @@ def test_the_built_in_course_and_the_fixtures_use_slug_names():
     for course in (Path(__file__).resolve().parent.parent / "courses" / "content" / "attention",
                    FIXTURES / "lab", FIXTURES / "quiz", FIXTURES / "visuals"):
         assert load_course(course).problems == [], course
+
+
+# --- 2. The admin edits no raw HTML, code or instructor rights for instructors ---------------
+
+@pytest.fixture
+def teacher(make_user):
+    """An instructor as the admin sees one: staff with the courses app's permissions."""
+    from django.contrib.auth.models import Permission
+
+    user = make_user("hoca", is_staff=True)
+    user.user_permissions.set(Permission.objects.filter(content_type__app_label="courses"))
+    return user
+
+
+@pytest.fixture
+def lab_files(db):
+    import_course(FIXTURES / "lab")  # without grading data: nothing here runs code
+    return Course.objects.get(slug="lab")
+
+
+@pytest.mark.django_db
+def test_an_instructor_cannot_change_solutions_starters_or_hints_in_the_admin(client, teacher, lab_files):
+    lab_files.instructors.add(teacher)
+    exercise = lab_files.exercises.get(slug="attn")
+    before = (exercise.solution_code, exercise.starter_code, exercise.misconceptions)
+    client.force_login(teacher)
+    url = reverse("admin:courses_exercise_change", args=[exercise.pk])
+    form = client.get(url).text
+    for field in ("solution_code", "starter_code", "misconceptions"):
+        assert f'name="{field}"' not in form
+    response = client.post(url, {
+        "title": "Attention", "order": "5",
+        "solution_code": "def attention(Q, K, V, mask=None):\n    return 0\n",
+        "starter_code": "import os\n",
+        "misconceptions": '[{"tag": "no-scaling", "hint_html": "<img src=x onerror=alert(1)>"}]',
+    })
+    assert response.status_code == 302  # saved: the title and order are still editable
+    exercise.refresh_from_db()
+    assert (exercise.solution_code, exercise.starter_code, exercise.misconceptions) == before
+    assert exercise.order == 5
+
+
+@pytest.mark.django_db
+def test_only_a_superuser_can_make_someone_an_instructor(client, make_user, teacher, mini_course):
+    mini_course.instructors.add(teacher)
+    friend = make_user("arkadas", is_staff=True)
+    client.force_login(teacher)
+    url = reverse("admin:courses_course_change", args=[mini_course.pk])
+    assert 'name="instructors"' not in client.get(url).text
+    response = client.post(url, {
+        "title": "Mini kurs", "summary": "", "enrollment": "open", "enrollment_code": "", "score_policy": "best",
+        "instructors": [teacher.pk, friend.pk],
+        "lessons-TOTAL_FORMS": "0", "lessons-INITIAL_FORMS": "0",
+        "lessons-MIN_NUM_FORMS": "0", "lessons-MAX_NUM_FORMS": "1000",
+    })
+    assert response.status_code == 302
+    assert list(mini_course.instructors.all()) == [teacher]
+    assert not friend.taught_courses.exists()
+
+    client.force_login(make_user("yonetici", is_staff=True, is_superuser=True))
+    assert 'name="instructors"' in client.get(url).text
+
+
+@pytest.mark.django_db
+def test_saving_a_lesson_in_the_admin_keeps_its_figures_and_body(client, alice, make_user, tmp_path):
+    course_dir = tmp_path / "visuals"
+    shutil.copytree(FIXTURES / "visuals", course_dir)
+    import_course(course_dir)
+    lesson = Course.objects.get(slug="visuals").lessons.get(slug="figures")
+    client.force_login(make_user("yonetici", is_staff=True, is_superuser=True))
+    url = reverse("admin:courses_lesson_change", args=[lesson.pk])
+    assert 'name="body_source"' not in client.get(url).text  # the body is changed in lesson.md
+    response = client.post(url, {
+        "title": "Dört görsel (yeni başlık)", "order": "1", "summary": "",
+        "body_source": "$\\text{<form/action=\"https://evil.example/\">}$",
+        **{f"{prefix}-{key}": value for prefix in ("questions", "exercises")
+           for key, value in (("TOTAL_FORMS", "0"), ("INITIAL_FORMS", "0"), ("MIN_NUM_FORMS", "0"),
+                              ("MAX_NUM_FORMS", "1000"))},
+    })
+    assert response.status_code == 302
+    page = lesson_page(client, alice, "visuals", "figures")
+    assert "Dört görsel (yeni başlık)" in page.text
+    assert {"heatmap", "rotate", "blend", "playground"} <= {a.get("data-visual") for a in page.having("figure")}
+    assert not page.having("form", action="https://evil.example/")
+
+
+# --- 4. The admin's re-import runs in a grading worker -----------------------------------------
+
+@pytest.mark.django_db(transaction=True)
+def test_reimport_from_the_admin_is_queued_and_its_outcome_shows_on_the_course_page(client, make_user, mini_course_dir,
+                                                                                   run_queue):
+    import_course(mini_course_dir)
+    course = Course.objects.get(slug="mini")
+    lesson = mini_course_dir / "02-second" / "lesson.md"
+    lesson.write_text(lesson.read_text(encoding="utf-8").replace("İkinci ders", "İkinci ders, yeniden"), encoding="utf-8")
+    client.force_login(make_user("yonetici", is_staff=True, is_superuser=True))
+    changelist = reverse("admin:courses_course_changelist")
+    response = client.post(changelist, {"action": "reimport", "_selected_action": [course.pk]}, follow=True)
+    assert "sıraya alındı" in response.text
+    assert course.lessons.get(slug="second").title == "İkinci ders"  # nothing was imported in the request
+    change_page = reverse("admin:courses_course_change", args=[course.pk])
+    assert "notlandırma işçisi bekleniyor" in client.get(change_page).text
+
+    run_queue()
+    assert course.lessons.get(slug="second").title == "İkinci ders, yeniden"
+    page = client.get(change_page).text
+    assert "1 değişiklik" in page and "~ lesson second (changed: title)" in page
+
+    lesson.write_text(lesson.read_text(encoding="utf-8") + "\n$\\farc{1}{2}$\n", encoding="utf-8")
+    client.post(changelist, {"action": "reimport", "_selected_action": [course.pk]})
+    run_queue()
+    page = client.get(change_page).text
+    assert "İçe aktarılmadı" in page and "mini/02-second/lesson.md:9: unknown LaTeX command \\farc" in page
+    assert course.lessons.get(slug="second").title == "İkinci ders, yeniden"  # a refused import changes nothing

@@ -1,0 +1,34 @@
+"""The admin's "re-import from the folder", run by a grading worker.
+
+An import runs every reference solution and misconception variant in the sandbox, which
+never happens in a web request: the admin queues the course and a worker imports it. The
+queue's own row (django-tasks-db keeps each task with its status and return value) is the
+record of the run; the course's admin page shows the latest one. No second job table.
+"""
+
+from django_tasks_db.models import DBTaskResult
+
+from .exercises import check_exercises
+from .importer import ImportRefused, import_course
+from .models import Course
+from .tasks import reimport_course
+
+
+def queue_reimport(course: Course) -> None:
+    reimport_course.enqueue(course.pk)
+
+
+def run_reimport(course_id: int) -> dict:
+    """The task body: sync the folder into the database, or change nothing on any problem."""
+    course = Course.objects.get(pk=course_id)
+    try:
+        report = import_course(course.source_path, prepare_exercises=lambda source: check_exercises(source, build=True))
+    except ImportRefused as refused:
+        return {"imported": False, "problems": [str(problem) for problem in refused.problems]}
+    return {"imported": True, "changes": report.changes}
+
+
+def latest_reimport(course: Course) -> DBTaskResult | None:
+    """The course's most recent re-import: waiting, running or finished with its outcome."""
+    return (DBTaskResult.objects.filter(task_path=reimport_course.module_path, args_kwargs__args=[course.pk])
+            .order_by("-enqueued_at").first())
