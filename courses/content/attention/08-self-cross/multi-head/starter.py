@@ -9,11 +9,11 @@ def multi_head(X, W_q, W_k, W_v, W_o):
     W_o : (h * d_v, d_model)
     dönüş: (n, d_model)
     """
-    Q = X @ W_q                  # (h, n, d_k): her head için ayrı Query'ler
+    Q = ...                      # (h, n, d_k): her head için ayrı Query'ler
     K = ...
     V = ...
     # Her head'de ölçeklendirilmiş attention: devrik için yalnızca son iki eksen!
     heads = ...                  # (h, n, d_v)
-    # Birleştirme: (h, n, d_v) -> (n, h, d_v) -> (n, h * d_v)
+    # Head'leri birleştirin: (n, h * d_v); tokenlar karışmasın
     concat = ...
     return ...
