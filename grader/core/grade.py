@@ -257,8 +257,9 @@ def execute(code: str, spec: ExerciseSpec, cases: list[Case], phase_indices: lis
 
 # --- judging -----------------------------------------------------------------
 
+# Exception names a hidden case may show: Python's and NumPy's own (fixed texts, whoever raised them).
 BUILTIN_EXCEPTIONS = {
-    name for name, obj in vars(builtins).items()
+    name for module in (builtins, np.exceptions, np.linalg) for name, obj in vars(module).items()
     if isinstance(obj, type) and issubclass(obj, BaseException)
 }
 
@@ -293,19 +294,26 @@ def exception_message(status: dict, hidden: bool, source_lines: int) -> Message:
     return Message(M.CASE_EXCEPTION, {"exc_type": exc_type, "line": line, "detail": detail, "traceback": tb})
 
 
-def _result_problem_message(name: str, problem: dict | LoadProblem | None, spec: ExerciseSpec, limit: int) -> Message:
+def _result_problem_message(name: str, problem: dict | LoadProblem | None, spec: ExerciseSpec, limit: int,
+                            hidden: bool) -> Message:
     kind = spec.kind
     if isinstance(problem, dict):
         code = problem["problem"]
         if code == "none" and kind == "function":
             return Message(M.CASE_RETURNED_NONE)
         if code == "subclass":
+            if hidden:
+                return Message(M.CASE_SUBCLASS_HIDDEN, {"result": name})
             return Message(M.CASE_SUBCLASS, {"result": name, "type": problem["type"] or "?"})
         if code == "object":
             return Message(M.CASE_OBJECT_DTYPE, {"result": name})
         if code == "too_large":
+            if hidden:
+                return Message(M.CASE_TOO_LARGE_HIDDEN, {"result": name, "limit": limit})
             return Message(M.CASE_TOO_LARGE, {"result": name, "size": problem["size"] or "?", "limit": limit})
         if code in ("type", "convert", "none"):
+            if hidden:
+                return Message(M.CASE_NOT_ARRAY_HIDDEN, {"result": name})
             return Message(M.CASE_NOT_ARRAY, {"result": name, "type": problem["type"] or "None"})
         if code == "dtype":
             return Message(M.CASE_NOT_NUMERIC, {"result": name, "dtype": "?"})
@@ -376,7 +384,8 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
             shown = _result_display_name(spec, name)
             if not isinstance(got, np.ndarray):
                 if message is None:
-                    message = _result_problem_message(shown, status.get("results", {}).get(name) or got, spec, limits.file_size_bytes)
+                    message = _result_problem_message(shown, status.get("results", {}).get(name) or got, spec,
+                                                      limits.file_size_bytes, hidden)
                 continue
             good[name] = got
             if ref is not None and message is None:
@@ -484,11 +493,18 @@ def _visible_stdout(run: ProgramRun, cases: list[Case], cap: int, author: bool) 
 
 
 def _phases(cases: list[Case], only_visible: bool) -> list[list[int]]:
+    """Visible cases first, hidden ones in a later phase.
+
+    Phase 0 is never hidden, even when there is no visible case (every code fill-in
+    blank): it is then empty, so the program's top-level code, and whatever it reports
+    about itself (module status and output, read once at the end of phase 0), runs
+    before any hidden input exists.
+    """
     visible = [i for i, c in enumerate(cases) if not c.hidden]
     hidden = [i for i, c in enumerate(cases) if c.hidden]
-    if only_visible:
+    if only_visible or not hidden:
         return [visible]
-    return [p for p in (visible, hidden) if p] or [[]]
+    return [visible, hidden]
 
 
 def _internal_error(started: float, what: str) -> GradeResult:

@@ -120,6 +120,13 @@ CASE_OBJECT_DTYPE = _(
 CASE_RETURNED_NONE = _("The function returned None. Did you forget the return statement?")
 CASE_UNDEFINED = _("The variable %(result)s was not defined by your code.")
 CASE_TOO_LARGE = _("%(result)s is too large (%(size)s bytes; the limit is %(limit)s bytes).")
+# Hidden cases: nothing the sandbox chose (a type's name, a size) is shown, it could carry inputs.
+CASE_NOT_ARRAY_HIDDEN = _("%(result)s is not a NumPy array (or a number) on this hidden case.")
+CASE_SUBCLASS_HIDDEN = _(
+    "%(result)s is a subclass of np.ndarray on this hidden case. Return a plain array, "
+    "for example np.asarray(...)."
+)
+CASE_TOO_LARGE_HIDDEN = _("%(result)s is larger than the limit of %(limit)s bytes on this hidden case.")
 CASE_UNREADABLE = _("%(result)s could not be read back: %(reason)s.")
 CASE_NONFINITE = _(
     "%(result)s contains NaN or inf (first at index %(index)s). A common cause "

@@ -452,34 +452,45 @@ import os, numpy as np
 class Evil:
     def __reduce__(self):
         return (os.system, ("touch {marker}",))
+calls = []
 def attention(Q, K, V, mask=None):
-    for i in range(10):
-        try:
-            np.save(f"/out/case-{{i:03d}}.return.npy", np.array([Evil()], dtype=object), allow_pickle=True)
-        except OSError:
-            pass
-    return _correct(Q, K, V, mask)
-""")
-    assert result.verdict in (Verdict.FAILED, Verdict.ERROR), dump(result)
-    assert not marker.exists()
-    assert all(not t.passed for t in result.tests)
-
-
-def test_symlinks_planted_in_the_output_directory_are_not_followed(strict, host):
-    result = run_attack(strict, host, """
-import os
-def attention(Q, K, V, mask=None):
-    for i in range(1, 10):
-        for target in ("/out/case-000.return.npy",):
+    calls.append(1)
+    for i in range(10):  # ahead of the runner (it replaces them) and behind it (results it wrote)
+        if i != len(calls) - 1:
             try:
-                os.symlink(target, f"/out/case-{i:03d}.return.npy")
+                np.save(f"/out/case-{{i:03d}}.return.npy", np.array([Evil()], dtype=object), allow_pickle=True)
             except OSError:
                 pass
     return _correct(Q, K, V, mask)
 """)
+    assert result.verdict in (Verdict.FAILED, Verdict.ERROR), dump(result)
+    assert not marker.exists()
+    # Every result overwritten after the runner wrote it fails (the visible ones before their snapshot).
+    assert [t.passed for t in result.tests] == [False, True, False, False, False, False, True], dump(result)
+
+
+def test_symlinks_planted_in_the_output_directory_are_not_followed(strict, host):
+    """Planted ahead, they are replaced by the runner's own files; swapped in after the runner
+    wrote a result, the host refuses to follow them."""
+    result = run_attack(strict, host, """
+import os
+calls = []
+def attention(Q, K, V, mask=None):
+    calls.append(1)
+    for i in range(len(calls), 10):            # ahead: the runner unlinks and creates its own
+        try:
+            os.symlink("/out/case-000.return.npy", f"/out/case-{i:03d}.return.npy")
+        except OSError:
+            pass
+    if len(calls) >= 4:                         # behind: replace the previous case's real result
+        previous = f"/out/case-{len(calls) - 2:03d}.return.npy"
+        os.unlink(previous)
+        os.symlink("/out/case-000.return.npy", previous)
+    return _correct(Q, K, V, mask)
+""")
     assert result.verdict == Verdict.FAILED, dump(result)
-    assert result.tests[0].passed
-    assert not any(t.passed for t in result.tests[1:])
+    assert [t.passed for t in result.tests] == [True, True, False, False, False, False, True], dump(result)
+    assert "symlink" in result.tests[2].message.render()
 
 
 def test_nan_and_inf_results_fail_with_a_message(strict, host):
@@ -743,3 +754,109 @@ def attention(Q, K, V, mask=None):
     return _correct(Q, K, V, mask)
 """)
     assert result.verdict == Verdict.PASSED, dump(result)
+
+
+# --- hidden inputs and what the sandbox chooses to say about itself ------------------
+
+def test_type_names_and_sizes_chosen_by_the_code_never_show_hidden_inputs(strict, host):
+    """A class *name* or an array *size* built from hidden inputs is a channel too: hidden
+    cases get fixed texts (the host's own numbers only)."""
+    result = run_attack(strict, host, """
+import numpy as np
+calls = []
+def attention(Q, K, V, mask=None):
+    calls.append(1)
+    n = len(calls)
+    tag = "LEAK" + "_".join(str(x) for x in Q.ravel()[:3])
+    if n <= 2:
+        return _correct(Q, K, V, mask)
+    if n == 3:
+        return _correct(Q, K, V, mask).view(type(tag, (np.ndarray,), {}))
+    if n == 4:
+        return type(tag, (), {})()
+    if n == 5:
+        return np.zeros(3_000_000 + int(abs(Q.ravel()[0]) * 1000), dtype=np.float64)
+    return _correct(Q, K, V, mask)
+""")
+    text = dump(result)
+    assert "LEAK" not in text, text
+    hidden = [t for t in result.tests if t.hidden]
+    assert [t.message.msgid for t in hidden[:3]] == [
+        M.CASE_SUBCLASS_HIDDEN, M.CASE_NOT_ARRAY_HIDDEN, M.CASE_TOO_LARGE_HIDDEN,
+    ], text
+    assert "3000" not in text and "2400" not in text, "no size the code chose"
+
+
+def test_statuses_planted_for_later_cases_are_not_trusted(strict, host):
+    result = run_attack(strict, host, """
+import json
+calls = []
+def attention(Q, K, V, mask=None):
+    calls.append(1)
+    if len(calls) == 3:
+        fake = {"status": "exception", "exc_type": "LEAK" + str(Q.ravel()[0]), "line": 1,
+                "detail": "LEAK", "results": {"return": {"problem": "subclass", "type": "LEAK"}}}
+        for i in range(3, 12):
+            with open("/out/case-%03d.status" % i, "w") as f:
+                json.dump(fake, f)
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict == Verdict.PASSED, dump(result)
+    assert "LEAK" not in dump(result)
+
+
+@pytest.fixture
+def hidden_only(strict):
+    """Every case hidden, as in a code fill-in blank."""
+    import dataclasses
+
+    return dataclasses.replace(strict, cases=[dataclasses.replace(c, hidden=True) for c in strict.cases])
+
+
+def test_hidden_only_runs_ignore_a_module_status_written_during_a_case(hidden_only, host):
+    result = run_attack(hidden_only, host, """
+import json
+def attention(Q, K, V, mask=None):
+    text = "LEAK" + repr(Q.tolist())
+    with open("/out/module.status", "w") as f:
+        json.dump({"status": "exception", "exc_type": "ValueError", "line": 1, "detail": text}, f)
+    with open("/out/module.stdout", "a") as f:
+        f.write(text)
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict == Verdict.PASSED, dump(result)
+    assert "LEAK" not in dump(result)
+
+
+def test_hidden_only_runs_start_the_program_before_any_hidden_input_exists(hidden_only, host):
+    """Top-level code may show its details (it runs before hidden inputs exist): then they must not exist."""
+    result = run_attack(hidden_only, host, """
+import os
+import numpy as np
+found = [os.path.join(r, f) for r, ds, fs in os.walk("/job") for f in fs if f.endswith(".npy")]
+if found:
+    raise RuntimeError("LEAK" + repr([np.load(p).ravel()[:3].tolist() for p in found]))
+def attention(Q, K, V, mask=None):
+    return _correct(Q, K, V, mask)
+""")
+    assert result.verdict == Verdict.PASSED, dump(result)
+    assert "LEAK" not in dump(result)
+
+
+def test_numpy_exception_names_are_shown_on_hidden_cases_but_made_up_ones_are_not(strict, host):
+    result = run_attack(strict, host, """
+import numpy as np
+calls = []
+def attention(Q, K, V, mask=None):
+    calls.append(1)
+    if len(calls) == 3:
+        raise np.linalg.LinAlgError("LEAK")
+    if len(calls) == 4:
+        raise type("LEAK" + str(Q.ravel()[0]), (ValueError,), {})("LEAK")
+    return _correct(Q, K, V, mask)
+""")
+    text = dump(result)
+    assert "LEAK" not in text
+    hidden = [t for t in result.tests if t.hidden]
+    assert "LinAlgError" in hidden[0].message.render()
+    assert "Exception" in hidden[1].message.render()

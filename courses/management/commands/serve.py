@@ -7,7 +7,7 @@ import sys
 import time
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 
 class Command(BaseCommand):
@@ -20,6 +20,11 @@ class Command(BaseCommand):
         parser.add_argument("--web-workers", type=int, default=2)
 
     def handle(self, *args, bind: str, workers: int, web_workers: int, **options):
+        from grader.core import sandbox_problem
+
+        if workers and (problem := sandbox_problem()):
+            # Fail closed: without a safe sandbox no worker could grade, and submissions would pile up.
+            raise CommandError(f"Grading cannot run safely on this machine: {problem}")
         python = sys.executable
         manage = os.path.join(settings.BASE_DIR, "manage.py")
         web_cmd = [

@@ -6,6 +6,7 @@ import threading
 import time
 
 from django.conf import settings
+from django.core.management.base import CommandError
 from django.db import close_old_connections
 from django_tasks_db.management.commands.db_worker import Command as DbWorkerCommand
 
@@ -35,8 +36,13 @@ class Command(DbWorkerCommand):
     help = "Run a grading worker (db_worker) that also re-queues submissions of dead workers."
 
     def handle(self, *args, **options):
+        from grader.core import sandbox_problem
         # DIKKAT_GRADER_POOL=N keeps N sandboxes with NumPy already imported, each used once.
         from grader.core.pool import enable_from_env
+
+        problem = sandbox_problem()
+        if problem:  # fail closed: a worker that cannot sandbox (with caps) takes no work
+            raise CommandError(f"This worker cannot grade safely: {problem}")
 
         enable_from_env()
         threading.Thread(target=_sweep_forever, args=(settings.GRADING_SWEEP_INTERVAL,),
