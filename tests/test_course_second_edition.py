@@ -269,3 +269,105 @@ def test_the_answer_check_notices_an_answer_printed_in_the_lesson():
                                   "options": [{"text": "Query ve Key", "correct": True}, {"text": "Value"}]})
     assert answer_problems(page, {"slug": "x", "kind": "matching", "pairs": [
         {"left": "Q", "right": "(n_q, d_k)"}, {"left": "K", "right": "(n_k, d_k)"}]})
+
+
+# --- numbers, recomputed with NumPy -------------------------------------------------------
+
+def softmax(z):
+    z = np.asarray(z, dtype=float)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _rotate(angle_degrees: float) -> np.ndarray:
+    keys = np.array([[2.0, 0.0], [0.0, 2.0], [-2.0, 0.0]])
+    theta = np.deg2rad(angle_degrees)
+    return softmax(keys @ np.array([np.cos(theta), np.sin(theta)]))
+
+
+NUMERIC_ANSWERS = {
+    "query-param-count": lambda: np.zeros((512, 64)).size,
+    "key-dot-product": lambda: np.dot([2.0, 1.0, 0.0], [1.0, 3.0, 4.0]),
+    "value-blend-number": lambda: (np.array([0.25, 0.25, 0.5]) @ np.array([[4.0, 0.0], [0.0, 8.0], [2.0, 2.0]]))[1],
+    "qkv-output-size": lambda: (softmax(np.zeros((5, 5))) @ np.zeros((5, 16))).size,
+    "score-scale-factor": lambda: 1 / np.sqrt(256),
+    "score-softmax-two": lambda: softmax([2.0, 0.0])[0],
+    "sdp-causal-count": lambda: np.tril(np.ones((6, 6), dtype=bool)).sum(),
+    "visual-rotate-number": lambda: _rotate(270)[0],
+    "multihead-dk": lambda: sum(np.zeros((768, 768 // 12)).size for _ in range(12)),
+}
+
+
+def test_every_numeric_question_has_a_numpy_recomputation():
+    numeric = {slug for slug, (_, q) in QUESTIONS.items() if q["kind"] == "numeric"}
+    assert numeric == set(NUMERIC_ANSWERS)
+
+
+@pytest.mark.parametrize("slug", sorted(NUMERIC_ANSWERS))
+def test_numeric_answer_matches_numpy_and_no_wrong_value_is_right(slug):
+    _, question = QUESTIONS[slug]
+    value = float(NUMERIC_ANSWERS[slug]())
+    assert abs(question["answer"] - value) <= question["tolerance"], (slug, question["answer"], value)
+    for wrong in question.get("wrong_values", []):
+        assert abs(wrong["value"] - value) > question["tolerance"], (slug, wrong["value"])
+
+
+def tr(x: float, digits: int) -> str:
+    """A number as the lessons write it in math: 0{,}867."""
+    return f"{x:.{digits}f}".replace(".", "{,}")
+
+
+def vec(xs, digits: int) -> str:
+    return "(" + r";\ ".join(tr(x, digits) for x in xs) + ")"
+
+
+def _lesson(prefix: str) -> str:
+    [folder] = [d for d in LESSON_DIRS if d.name.startswith(prefix)]
+    return (folder / "lesson.md").read_text(encoding="utf-8")
+
+
+def test_worked_numbers_in_the_lessons_match_numpy():
+    from courses.visuals import blend_steps, load_toy_model
+
+    # 02: "onu" against four Keys
+    q = np.array([1.0, 2.0])
+    K = np.array([[0.5, -1.0], [1.0, 1.5], [0.0, 0.5], [-1.0, 0.0]])
+    assert np.allclose(K @ q, [-1.5, 4, 1, -1])
+    assert "# [-1.5  4.   1.  -1. ]" in _lesson("02")
+    # 03: blending three Values
+    V = np.array([[4.0, 0.0], [0.0, 8.0], [2.0, 2.0]])
+    assert r"(2{,}5;\ 2{,}5)" in _lesson("03") and np.allclose(np.array([0.5, 0.25, 0.25]) @ V, [2.5, 2.5])
+    assert r"(2;\ 3{,}33)" in _lesson("03") and np.allclose(V.mean(axis=0).round(2), [2, 3.33])
+    # 04: first row of softmax(Q K^T)
+    X = np.array([[1.0, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0]])
+    Q, K = X @ np.eye(4)[:, :2], X @ np.eye(4)[:, 1:3]
+    assert vec(softmax(Q @ K.T)[0], 3) in _lesson("04")
+    # 05: the score table, unscaled and (1, 2, 3)
+    five = _lesson("05")
+    for weight in softmax(np.array([2.0, 6.0, 1.0]) / 2):
+        assert f"| {weight:.3f} |".replace(".", ",") in five
+    assert vec(softmax([2.0, 6.0, 1.0]), 3) in five
+    assert vec(softmax([1.0, 2.0, 3.0]), 3) in five
+    assert f"# {np.round(softmax([1000.0, 999.0]), 3)}" in five
+    rng = np.random.default_rng(0)  # the variance experiment, as the lesson runs it
+    for d_k in [4, 64, 512]:
+        s = (rng.normal(size=(10000, d_k)) * rng.normal(size=(10000, d_k))).sum(axis=-1)
+        assert re.search(rf"# {d_k} +{s.var().round(1)} +{(s / np.sqrt(d_k)).var().round(2)}\n", five), d_k
+    # 06: one Query, no mask; the causal second row
+    six = _lesson("06")
+    q, K = np.array([1.0, 1.0]), np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    s = K @ q / np.sqrt(2)
+    a = softmax(s)
+    for printed in (np.round(s, 3), np.round(a, 3), np.round(a @ K, 3)):
+        assert f"# {printed}" in six
+    second = softmax(K[:2] @ K[1] / np.sqrt(2))
+    assert vec(second, 2) in six and vec(second @ K[:2], 2) in six
+    # 07: the rotation table and the blend example (the figure's toy model)
+    seven = _lesson("07")
+    for angle in (0, 45, 90, 180):
+        assert vec(_rotate(angle), 3) in seven, angle
+    model = load_toy_model([d for d in LESSON_DIRS if d.name.startswith("07")][0])
+    dere, kahvalti = (blend_steps(model, s) for s in model.sentences)
+    assert tr(dere["weights"][0], 3) in seven
+    assert vec(dere["mix"], 3) in seven
+    assert vec(dere["new"], 2) in seven and vec(kahvalti["new"], 2) in seven
