@@ -79,6 +79,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "accounts.ratelimit.RateLimitMiddleware",  # a RateLimited raised in a view becomes a 429 page
     # Last, so it sees the outcome of authentication (django-axes' requirement).
     "axes.middleware.AxesMiddleware",
 ]
@@ -145,13 +146,37 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
 
-# Failed-login throttling (django-axes): lock a username+address pair after repeated failures.
+# The client's address: behind TRUSTED_PROXIES reverse proxies (each appends to X-Forwarded-For)
+# it is the entry the outermost of them added; 0 = REMOTE_ADDR (no proxy). See accounts/ratelimit.py.
+TRUSTED_PROXIES = envint("TRUSTED_PROXIES", 0)
+
+# Failed log-ins (django-axes with accounts/login_throttle.py): after AXES_FAILURE_LIMIT wrong
+# passwords for one username from one address, that pair waits LOGIN_PAUSE seconds, doubled with
+# every further wrong password up to LOGIN_PAUSE_MAX; other addresses are never held up.
 AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5)
-AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MINUTES", 15))
+LOGIN_PAUSE = envint("LOGIN_PAUSE", 60)
+LOGIN_PAUSE_MAX = envint("LOGIN_PAUSE_MAX", 15 * 60)
+# Failures are forgotten this long after the last one (or at a successful log-in).
+AXES_COOLOFF_TIME = timedelta(seconds=max(3600, LOGIN_PAUSE_MAX))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
-AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_HANDLER = "accounts.login_throttle.LoginThrottle"
+AXES_LOCKOUT_CALLABLE = "accounts.login_throttle.locked_out"
+AXES_CLIENT_IP_CALLABLE = "accounts.ratelimit.client_ip"
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # a try during a pause does not lengthen it
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
+
+# Per-address and site-wide limits on top of the per-student ones (accounts/ratelimit.py); 0 = none.
+# A classroom behind one NAT shares an address: per-address limits leave room for 200 students.
+SIGNUP_LIMIT_PER_IP = envint("SIGNUP_LIMIT_PER_IP", 300)  # accounts created an hour
+SIGNUP_LIMIT_GLOBAL = envint("SIGNUP_LIMIT_GLOBAL", 3000)
+ENROL_CODE_LIMIT_PER_IP = envint("ENROL_CODE_LIMIT_PER_IP", 100)  # wrong enrolment codes an hour
+ENROL_CODE_LIMIT_GLOBAL = envint("ENROL_CODE_LIMIT_GLOBAL", 1000)
+SUBMISSION_LIMIT_PER_IP = envint("SUBMISSION_LIMIT_PER_IP", 600)  # code submissions a minute
+SUBMISSION_LIMIT_GLOBAL = envint("SUBMISSION_LIMIT_GLOBAL", 3000)
+ANSWER_LIMIT_PER_IP = envint("ANSWER_LIMIT_PER_IP", 1500)  # self-test answers a minute
+ANSWER_LIMIT_GLOBAL = envint("ANSWER_LIMIT_GLOBAL", 6000)
+LOGIN_FAILURE_LIMIT_PER_IP = envint("LOGIN_FAILURE_LIMIT_PER_IP", 500)  # failed log-ins an hour, any usernames
 
 # Console e-mail by default (password-reset links appear in the server log); production sets
 # EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend and the EMAIL_* variables.

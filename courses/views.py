@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.ratelimit import ANSWERS, WRONG_ENROLMENT_CODES
 from grader.views import exercise_item_context
 
 from .kinds import AnswerError, GraderFailed, NotGradable, get_kind
@@ -69,10 +70,12 @@ def course_detail(request: HttpRequest, course_slug: str) -> HttpResponse:
 @require_POST
 def enroll(request: HttpRequest, course_slug: str) -> HttpResponse:
     course = _get_course(course_slug)
+    WRONG_ENROLMENT_CODES.check(request, count=False)  # codes can be guessed: wrong ones are limited
     if course.enroll(request.user, request.POST.get("code", "")):
         messages.success(request, _("You are enrolled in %(course)s.") % {"course": course.title})
         first = course.active_lessons().first()
         return redirect(first.get_absolute_url() if first else course.get_absolute_url())
+    WRONG_ENROLMENT_CODES.count(request)
     messages.error(request, _("That enrolment code is not right. Ask your instructor for the code."))
     return redirect(course.get_absolute_url())
 
@@ -201,6 +204,7 @@ def _count_preview_run(user) -> None:
 @require_POST
 def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
     question = _get_question_for_user(request, course_slug, lesson_slug, slug)
+    ANSWERS.check(request)  # per address and site-wide, before the per-student limits
     kind = get_kind(question.kind)
     try:
         raw = kind.answer_from_post(question.spec, request.POST)

@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.ratelimit import SUBMISSIONS
 from courses.models import Exercise
 from courses.reveal import may_reveal
 
@@ -74,6 +75,7 @@ def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: 
         if wants_json:
             return JsonResponse({"error": message}, status=400)
         return render(request, "400.html", {"message": message}, status=400)
+    SUBMISSIONS.check(request, count=False)  # per address and site-wide; only accepted code counts
     try:
         accepted = submit(request.user, exercise, code, mode)
     except SubmissionRefused as refused:
@@ -86,6 +88,8 @@ def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: 
             response["Retry-After"] = str(refused.retry_after)
         return response
     submission = accepted.submission
+    if not accepted.reused:
+        SUBMISSIONS.count(request)
     if accepted.reused and not wants_json:
         messages.info(request, _("You sent this exact code before; here is its result."))
     if wants_json:
