@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 PY := .venv/bin/python
 
-.PHONY: setup run test test-fast test-postgres bench loadtest lock clean
+.PHONY: setup run test test-fast test-postgres test-layers bench loadtest lock clean
 
 setup:
 	@scripts/setup.sh
@@ -26,6 +26,10 @@ test-postgres: setup
 # Everything but the browser tests, for a quick loop while developing.
 test-fast: setup
 	@$(PY) -m pytest -m "not browser"
+
+# Switch off each protection layer of the sandbox alone; fails if a layer is caught by no test.
+test-layers: setup
+	@$(PY) scripts/test_layers.py
 
 # Grader latency/throughput against a bare NumPy process, then page throughput under gunicorn.
 bench: setup

@@ -23,6 +23,7 @@ from .compare import compare_result, compare_stdout, outputs_match
 from .messages import Message
 from .results import LoadProblem, OutputDir
 from .sandbox import SandboxUnavailable, run_sandboxed
+from .sandbox import _off as sandbox_layer_off
 from .spec import Case, ExerciseSpec
 
 log = logging.getLogger("grader")
@@ -361,7 +362,7 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
             else:
                 cr.message = Message(M.CASE_NOT_RUN)
             continue
-        if crun.stdout_size + crun.stderr_size > limits.output_bytes:
+        if crun.stdout_size + crun.stderr_size > limits.output_bytes and not sandbox_layer_off("output_size"):
             cr.message = Message(M.CASE_OUTPUT_LIMIT, {"limit": limits.output_bytes})
             kinds[index] = "output"
             continue
@@ -408,7 +409,7 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
 
     # The verdict is the first thing that went wrong, in the order the cases ran.
     first = next(((i, kinds[i]) for i in run.order if i in kinds), None)
-    if module is None and first is None and run.module_stdout_size > limits.output_bytes:
+    if module is None and first is None and run.module_stdout_size > limits.output_bytes and not sandbox_layer_off("output_size"):
         first = (None, "output")
     if module is None and first is None and not ordered and (outcome.timed_out or outcome.cpu_exceeded):
         first = (None, "timeout")

@@ -10,6 +10,23 @@ from grader.core import sandbox_problem
 from grader_testkit import Exercise, HostGuard, load_exercise
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--layer-off", action="append", default=[], metavar="LAYER",
+        help="switch off one protection layer of the sandbox for the whole run (make test-layers)",
+    )
+
+
+def pytest_configure(config):
+    names = config.getoption("--layer-off", default=[])
+    if names:
+        from grader.core import sandbox
+
+        # Entered for the life of this pytest process only; no setting can reach it.
+        config._layers_off = sandbox.layers_off(*names)
+        config._layers_off.__enter__()
+
+
 def pytest_collection_modifyitems(config, items):
     if not any(item.get_closest_marker("sandbox") for item in items):
         return
