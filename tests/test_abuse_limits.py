@@ -172,6 +172,37 @@ def test_a_classroom_of_200_behind_one_address_is_never_refused_with_the_default
             limit.check(request)
 
 
+@pytest.mark.queue
+@pytest.mark.django_db(transaction=True)
+def test_requests_at_the_same_moment_are_each_counted_once(settings):
+    """Many web threads at once: exactly the limit gets through, none is lost or counted twice."""
+    import threading
+
+    from django.db import connection
+
+    settings.ANSWER_LIMIT_PER_IP = 50
+    passed, start = [], threading.Barrier(8)
+
+    def burst():
+        start.wait()
+        try:
+            for _ in range(10):
+                try:
+                    ratelimit.ANSWERS.check(RequestFactory().post("/", REMOTE_ADDR=ATTACKER))
+                    passed.append(1)
+                except ratelimit.RateLimited:
+                    pass
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=burst) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(passed) == 50
+
+
 @pytest.fixture
 def code_course(mini_course):
     Course.objects.filter(pk=mini_course.pk).update(enrollment="code", enrollment_code="ÇAY-2026")
