@@ -90,7 +90,7 @@ def _around(page: str, anchor: str) -> str:
     return page.replace(article, _prompt(article))
 
 
-DECIMAL_COMMA = re.compile(r"<mn>(\d+)</mn><mrow><mo>&#x0002C;</mo></mrow><mn>(\d+)</mn>")
+DECIMAL_COMMA = re.compile(r"<mn>(\d+)</mn><mrow><mo>(?:,|&#x0002C;|&#44;)</mo></mrow><mn>(\d+)</mn>")
 
 
 def _text(markup: str) -> str:
@@ -264,6 +264,11 @@ def test_the_answer_check_notices_an_answer_printed_in_the_lesson():
     assert answer_problems(page, {"slug": "x", "kind": "numeric", "answer": 0.787, "tolerance": 0.002})
     assert answer_problems(page, {"slug": "x", "kind": "numeric", "answer": 0.125, "tolerance": 0.0005})
     assert not answer_problems(page, {"slug": "x", "kind": "numeric", "answer": 0.5, "tolerance": 0.0005})
+    # The decimal comma of $0{,}468$ as the renderer writes it today.
+    from courses.rendering import render_markdown
+
+    rendered = page.replace("<p>Bir sayı", render_markdown("Pay $0{,}468$.").html + "<p>Bir sayı")
+    assert answer_problems(rendered, {"slug": "x", "kind": "numeric", "answer": 0.4683, "tolerance": 0.002})
     assert answer_problems(page, {"slug": "x", "kind": "fill_in", "code": "skor = Q @ ____", "blanks": [{"answer": "K.T"}]})
     assert answer_problems(page, {"slug": "x", "kind": "single_choice",
                                   "options": [{"text": "Query ve Key", "correct": True}, {"text": "Value"}]})
