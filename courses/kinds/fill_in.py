@@ -145,10 +145,9 @@ class FillIn(QuestionKind):
         if len(blanks) != len(spec["blanks"]) or not all(isinstance(b, str) for b in blanks):
             raise AnswerError(gettext_lazy("one text per blank is expected"))
         for index, text in enumerate(blanks):
-            if len(text) > MAX_BLANK_CHARS:  # never stored, nor run
-                raise NotGradable(
-                    _("Blank %(n)d is %(size)s characters long; the limit is %(limit)s. Shorten it and try "
-                      "again; this try was not counted.")
+            if len(text) > MAX_BLANK_CHARS:  # the form allows no more: never stored, nor run
+                raise AnswerError(
+                    _("blank %(n)d is %(size)s characters long; the limit is %(limit)s")
                     % {"n": index + 1, "size": number_format(len(text), force_grouping=True), "limit": MAX_BLANK_CHARS}
                 )
         cleaned = [b.strip() for b in blanks]
