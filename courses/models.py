@@ -355,3 +355,27 @@ class Attempt(GradedAnswer):
 
     def status_url(self) -> str:
         return reverse("attempt_status", args=[self.pk])
+
+
+class AnswerPreview(GradedAnswer):
+    """An instructor's answer in the student preview of a lesson: graded like a student's (code
+    blanks by a worker through the queue) but never an attempt, so it never reaches the
+    gradebook, the statistics or anyone's progress."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="+")
+
+    # Read like an attempt's by the question's state and templates.
+    kind = Attempt.Kind.ANSWER
+    after_reveal = False
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        verbose_name = _("answer preview")
+        verbose_name_plural = _("answer previews")
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.question.slug} · {_('preview')}"
+
+    def status_url(self) -> str:
+        return reverse("attempt_status", args=[self.pk]) + "?onizleme=1"

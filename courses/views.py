@@ -1,14 +1,13 @@
-import time
+from functools import partial
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AnonymousUser
-from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
@@ -17,8 +16,11 @@ from accounts.ratelimit import ANSWERS, WRONG_ENROLMENT_CODES
 from grader.views import exercise_item_context
 
 from .kinds import AnswerError, GraderFailed, NotGradable, get_kind
-from .models import Attempt, Course, Enrollment, Lesson, LessonProgress, Question
-from .selftest import AnswerPending, AnswerRefused, AnsweringTooFast, grade_answer, item_context, reveal_answer, states_for, submit_answer
+from .models import AnswerPreview, Attempt, Course, Enrollment, Lesson, LessonProgress, Question
+from .preview import preview_answer
+from .selftest import (
+    AnswerPending, AnswerRefused, AnsweringTooFast, QuestionState, item_context, reveal_answer, states_for, submit_answer,
+)
 
 
 def _get_course(slug: str) -> Course:
@@ -89,20 +91,25 @@ def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> H
     return render_lesson(request, lesson)
 
 
-def render_lesson(request: HttpRequest, lesson: Lesson, *, preview: bool = False) -> HttpResponse:
-    """The lesson page; ``preview`` shows it as a student sees it, recording nothing."""
+def render_lesson(request: HttpRequest, lesson: Lesson, *, preview: bool = False,
+                  shown: AnswerPreview | None = None) -> HttpResponse:
+    """The lesson page; ``preview`` shows it as a student sees it, recording nothing (with the
+    preview answer ``shown`` as its question's only answer: the page without JavaScript)."""
     course = lesson.course
     progress = None if preview else LessonProgress.record_visit(request.user, lesson)
     previous, following = lesson.neighbours()
     items = lesson.items()
     states = states_for(request.user if not preview else AnonymousUser(), [i for i in items if not i.is_exercise])
+    if preview and shown is not None and shown.question_id in states:
+        states[shown.question_id].attempts = [shown]
     recording = not preview and course.is_enrolled(request.user)
     for item in items:
         if item.is_exercise:
             item.ctx = exercise_item_context(item, request.user if not preview else AnonymousUser())
         else:
+            note = _preview_note(shown) if preview and shown is not None and shown.question_id == item.pk else ""
             item.ctx = {**item_context(item, states[item.pk], request.user), "recording": recording,
-                        "preview_mode": preview}
+                        "preview_mode": preview, "preview": note}
     return render(
         request,
         "courses/lesson.html",
@@ -168,36 +175,47 @@ def _get_question_for_user(request, course_slug: str, lesson_slug: str, slug: st
     return question
 
 
-def _item_fragment(request, question: Question, *, error: str = "", preview=None) -> str:
-    """The question's HTML fragment as the lesson page shows it, for the page's script."""
-    state = states_for(request.user, [question])[question.pk]
-    preview_mode = request.POST.get("preview") == "1" and question.course.is_instructor(request.user)
-    context = {**item_context(question, state, request.user), "error": error, "preview": preview,
-               "recording": question.course.is_enrolled(request.user) and not preview_mode,
-               "preview_mode": preview_mode}
+def _previewing(request, question: Question) -> bool:
+    """An instructor answering in the student preview, or without being enrolled: nothing is recorded."""
+    return (request.POST.get("preview") == "1" and question.course.is_instructor(request.user)
+            or not question.course.is_enrolled(request.user))
+
+
+def _preview_note(shown: AnswerPreview | None) -> str:
+    if shown is None or shown.status != AnswerPreview.Status.DONE:
+        return ""
+    verdict = _("Correct.") if shown.correct else _("Not quite: score %(score)d%%.") % {"score": round(shown.score * 100)}
+    return _("Preview (not recorded): %(verdict)s") % {"verdict": verdict}
+
+
+def _item_fragment(request, question: Question, *, error: str = "", previewing: bool = False,
+                   shown: AnswerPreview | None = None) -> str:
+    """The question's HTML fragment as the lesson page shows it, for the page's script. In the
+    student preview the state is a fresh student's, with the preview answer ``shown`` if any."""
+    if previewing:
+        state = QuestionState(question, [shown] if shown is not None else [])
+    else:
+        state = states_for(request.user, [question])[question.pk]
+    context = {**item_context(question, state, request.user), "error": error, "preview": _preview_note(shown),
+               "recording": not previewing, "preview_mode": previewing}
     return render_to_string("courses/question_item.html", {"question": question, "ctx": context}, request=request)
 
 
-def _item_response(request, question: Question, *, status: int = 200, error: str = "", preview=None):
-    """After answering: the item's fragment for the page's script, else back to the lesson."""
+def _item_response(request, question: Question, *, status: int = 200, error: str = "", previewing: bool = False,
+                   shown: AnswerPreview | None = None):
+    """After answering: the item's fragment for the page's script, else back to the lesson (to
+    the student preview for an instructor's preview answer)."""
     if request.headers.get("X-Requested-With") == "dikkat":
-        return HttpResponse(_item_fragment(request, question, error=error, preview=preview), status=status)
+        html = _item_fragment(request, question, error=error, previewing=previewing, shown=shown)
+        return HttpResponse(html, status=status)
     if status >= 400:
         return render(request, "400.html", {"message": error}, status=status)
     if error:
         messages.warning(request, error)
-    elif preview:
-        messages.info(request, preview)
+    if previewing:
+        url = reverse("instructors:preview", args=[question.course.slug, question.lesson.slug])
+        return redirect(url + (f"?onizleme={shown.pk}" if shown is not None else "") + f"#q-{question.slug}")
     return redirect(question.lesson.get_absolute_url() + f"#q-{question.slug}")
-
-
-def _count_preview_run(user) -> None:
-    """At most ANSWER_RATE_LIMIT sandbox runs a minute for one instructor's previews (per process)."""
-    minute = int(time.time() // 60)
-    key = f"preview-runs:{user.pk}:{minute}"
-    cache.add(key, 0, timeout=120)
-    if cache.incr(key) > settings.ANSWER_RATE_LIMIT:
-        raise AnsweringTooFast(60 - int(time.time()) % 60)
 
 
 @login_required
@@ -206,31 +224,27 @@ def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, sl
     question = _get_question_for_user(request, course_slug, lesson_slug, slug)
     ANSWERS.check(request)  # per address and site-wide, before the per-student limits
     kind = get_kind(question.kind)
+    previewing = _previewing(request, question)
+    respond = partial(_item_response, request, question, previewing=previewing)
     try:
         raw = kind.answer_from_post(question.spec, request.POST)
-        previewing = request.POST.get("preview") == "1" and question.course.is_instructor(request.user)
-        if previewing or not question.course.is_enrolled(request.user):
-            # Instructors previewing a lesson: graded, never recorded. Code blanks then run
-            # here, in the request: limited like students' answers.
-            if kind.code_runs(question.spec):
-                _count_preview_run(request.user)
-            _answer, grade = grade_answer(question, raw)
-            verdict = _("Correct.") if grade.correct else _("Not quite: score %(score)d%%.") % {"score": round(grade.score * 100)}
-            return _item_response(request, question, preview=_("Preview (not recorded): %(verdict)s") % {"verdict": verdict})
+        if previewing:
+            # Graded like a student's answer (code blanks by a worker, through the queue), never recorded.
+            return respond(shown=preview_answer(request.user, question, raw))
         submit_answer(request.user, question, raw)
     except AnswerError as exc:
-        return _item_response(request, question, status=400, error=_("This answer could not be read: %(reason)s. Reload the page and try again.") % {"reason": exc})
+        return respond(status=400, error=_("This answer could not be read: %(reason)s. Reload the page and try again.") % {"reason": exc})
     except NotGradable as exc:
-        return _item_response(request, question, error=str(exc))
+        return respond(error=str(exc))
     except GraderFailed:
-        return _item_response(request, question, error=_("The checker failed on our side, so this answer does not count. Please try again."))
+        return respond(error=_("The checker failed on our side, so this answer does not count. Please try again."))
     except AnswerRefused:
-        return _item_response(request, question, error=_("You have used all your attempts for this question."))
+        return respond(error=_("You have used all your attempts for this question."))
     except AnswerPending:
-        return _item_response(request, question, error=_("Your previous answer is still being checked. Wait for its result, then try again."))
+        return respond(error=_("Your previous answer is still being checked. Wait for its result, then try again."))
     except AnsweringTooFast as slow:
-        return _item_response(request, question, error=_("You are answering very fast. Please wait %(seconds)d seconds and try again.") % {"seconds": slow.retry_after})
-    return _item_response(request, question)
+        return respond(error=_("You are answering very fast. Please wait %(seconds)d seconds and try again.") % {"seconds": slow.retry_after})
+    return respond()
 
 
 @login_required
@@ -247,12 +261,15 @@ def reveal_question(request: HttpRequest, course_slug: str, lesson_slug: str, sl
 @login_required
 @require_GET
 def attempt_status(request: HttpRequest, pk: int) -> JsonResponse:
-    """A queued answer's state and its question's fragment; another student's answer is a 404."""
-    attempt = get_object_or_404(Attempt.objects.select_related("question__lesson__course"), pk=pk,
-                                user=request.user, kind=Attempt.Kind.ANSWER)
-    if attempt.is_pending:  # the page keeps its "checking" box: nothing to render yet
-        return JsonResponse({"status": attempt.status})
-    return JsonResponse({"status": attempt.status, "html": _item_fragment(request, attempt.question)})
+    """A queued answer's state and its question's fragment (``?onizleme=1``: an instructor's
+    preview answer); another user's answer is a 404."""
+    previewing = request.GET.get("onizleme") == "1"
+    answers = AnswerPreview.objects.all() if previewing else Attempt.objects.filter(kind=Attempt.Kind.ANSWER)
+    answer = get_object_or_404(answers.select_related("question__lesson__course"), pk=pk, user=request.user)
+    if answer.is_pending:  # the page keeps its "checking" box: nothing to render yet
+        return JsonResponse({"status": answer.status})
+    html = _item_fragment(request, answer.question, previewing=previewing, shown=answer if previewing else None)
+    return JsonResponse({"status": answer.status, "html": html})
 
 
 def page_not_found(request: HttpRequest, exception=None) -> HttpResponse:

@@ -18,7 +18,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from courses.models import Course
+from courses.models import AnswerPreview, Course
 from grader import itemcheck, regrade as regrades
 from grader.models import Regrade, Submission
 
@@ -235,7 +235,10 @@ def lesson_preview(request: HttpRequest, course_slug: str, lesson_slug: str) -> 
 
     course = _get_course_for_instructor(request, course_slug)
     lesson = get_object_or_404(course.lessons.active(), slug=lesson_slug)
-    return render_lesson(request, lesson, preview=True)
+    # ?onizleme=<id>: the instructor's preview answer to one question, checking or checked.
+    shown_id = request.GET.get("onizleme", "")
+    shown = AnswerPreview.objects.filter(pk=shown_id, user=request.user, question__lesson=lesson).first() if shown_id.isdigit() else None
+    return render_lesson(request, lesson, preview=True, shown=shown)
 
 
 @login_required

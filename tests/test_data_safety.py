@@ -193,3 +193,83 @@ def test_a_fill_in_blank_over_the_limit_is_refused_with_its_size_and_never_store
     assert response.status_code == 400
     assert "1. boşluk 2.000.000 karakter uzunluğunda; sınır 200 karakter" in text_of(response)
     assert not Attempt.objects.exists()
+
+
+# --- The grader host: no sandbox runs in a web request ---------------------------------------
+
+def preview_url(slug="score-fill"):
+    return reverse("answer_question", args=["quiz", "selftest", slug])
+
+
+@pytest.mark.sandbox
+@pytest.mark.queue
+def test_an_instructors_preview_of_code_blanks_is_checked_by_a_worker_and_never_counted(client, teacher, quiz, run_queue):
+    from unittest import mock
+
+    from courses.models import Attempt
+    from instructors import stats
+
+    quiz.enroll(teacher)  # even an instructor who is also enrolled
+    client.force_login(teacher)
+    with mock.patch("courses.kinds.fill_in.FillIn._grade_code") as run:
+        fragment = client.post(preview_url(), {"blank-0": "K.T", "preview": "1"}, HTTP_X_REQUESTED_WITH="dikkat").text
+    run.assert_not_called()  # nothing ran in the request
+    assert "data-attempt-pending" in fragment
+    status_url = html.unescape(fragment.split('data-status-url="', 1)[1].split('"', 1)[0])
+    assert client.get(status_url).json() == {"status": "queued"}  # polled like a student's answer
+
+    run_queue()
+    data = client.get(status_url).json()
+    assert data["status"] == "done" and "data-attempt-pending" not in data["html"]
+    assert "Önizleme (kaydedilmedi): Doğru." in html.unescape(data["html"])
+    assert 'name="preview" value="1"' in data["html"]  # the next try is a preview again
+
+    question = Question.objects.get(course=quiz, slug="score-fill")
+    assert not Attempt.objects.exists()
+    row = next(r for r in stats.gradebook(quiz, stats.course_items(quiz)) if r.user == teacher)
+    assert row.cells["q:score-fill"].score is None and row.total == 0
+    assert stats.question_stats(question)[0].students == 0
+
+
+def test_without_javascript_a_preview_shows_checking_then_its_result_on_the_preview_page(client, teacher, quiz):
+    from courses.models import AnswerPreview
+
+    client.force_login(teacher)
+    response = client.post(preview_url(), {"blank-0": "K", "preview": "1"})
+    preview = AnswerPreview.objects.get()
+    assert response.url == reverse("instructors:preview", args=["quiz", "selftest"]) + f"?onizleme={preview.pk}#q-score-fill"
+    page = text_of(client.get(response.url))
+    assert "Öğrenci önizlemesi" in page and "data-attempt-pending" in page
+    assert '<meta http-equiv="refresh"' in page  # reloads itself until checked
+    AnswerPreview.objects.filter(pk=preview.pk).update(  # as a worker grades it
+        status="done", score=0.0, correct=False,
+        feedback=[{"blank": 0, "text": "K", "correct": False, "message": None, "hint_html": "Boyutlara bakın."}])
+    page = text_of(client.get(response.url))
+    assert "data-attempt-pending" not in page and "Boyutlara bakın." in page and "Önizleme (kaydedilmedi)" in page
+
+
+def test_a_preview_whose_worker_was_lost_is_queued_again(client, teacher, quiz):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from courses import answer_queue
+    from courses.models import AnswerPreview
+
+    client.force_login(teacher)
+    client.post(preview_url(), {"blank-0": "K.T", "preview": "1"}, HTTP_X_REQUESTED_WITH="dikkat")
+    preview = AnswerPreview.objects.get()
+    assert answer_queue.claim(preview.pk, preview=True) is not None  # a worker takes it, then dies
+    AnswerPreview.objects.filter(pk=preview.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    assert answer_queue.sweep() == (1, 0)
+    preview.refresh_from_db()
+    assert preview.status == "queued"
+
+
+def test_an_instructors_previews_never_stop_a_question_from_being_deleted(client, make_user, teacher, quiz):
+    client.force_login(teacher)
+    client.post(preview_url("who-attends"), {"option": "qk", "preview": "1"})
+    question = Question.objects.get(course=quiz, slug="who-attends")
+    response = admin_client(client, make_user).post(reverse("admin:courses_question_delete", args=[question.pk]),
+                                                    {"post": "yes"})
+    assert response.status_code == 302 and not Question.objects.filter(pk=question.pk).exists()

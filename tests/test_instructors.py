@@ -237,21 +237,22 @@ def test_csv_does_not_let_a_username_run_as_a_spreadsheet_formula(client, teache
 
 
 def test_previews_of_code_blanks_are_limited_like_students_answers(client, teacher, quiz, settings):
-    from django.core.cache import cache
+    from courses.models import AnswerPreview
 
-    cache.clear()
     settings.ANSWER_RATE_LIMIT = 2
-    client.force_login(teacher)  # an instructor, not enrolled: previews run the blanks in the request
+    client.force_login(teacher)  # an instructor, not enrolled: previews are queued, never recorded
     url = reverse("answer_question", args=["quiz", "selftest", "score-fill"])
-    def passes(spec, texts, code_indices, results):  # stands in for the sandbox run
-        for index in code_indices:
-            results[index] = {"correct": True, "message": None}
 
-    with mock.patch("courses.kinds.fill_in.FillIn._grade_code", side_effect=passes) as run:
-        for _ in range(2):
-            page = client.post(url, {"blank-0": "K.T", "preview": "1"}, HTTP_X_REQUESTED_WITH="dikkat").text
-            assert "Önizleme" in page
-        page = client.post(url, {"blank-0": "K.T", "preview": "1"}, HTTP_X_REQUESTED_WITH="dikkat").text
-    assert run.call_count == 2  # the third never reached the sandbox
-    assert "Çok hızlı cevaplıyorsun" in page
-    assert not Attempt.objects.exists()
+    def preview():
+        return client.post(url, {"blank-0": "K.T", "preview": "1"}, HTTP_X_REQUESTED_WITH="dikkat").text
+
+    with mock.patch("courses.kinds.fill_in.FillIn._grade_code") as run:
+        assert "data-attempt-pending" in preview()
+        assert "hâlâ kontrol ediliyor" in preview()  # one waiting at a time, as for a student
+        AnswerPreview.objects.update(status="done")  # a worker graded it
+        assert "data-attempt-pending" in preview()
+        AnswerPreview.objects.update(status="done")
+        page = preview()
+    run.assert_not_called()  # nothing ran in the request
+    assert "Çok hızlı" in page
+    assert AnswerPreview.objects.count() == 2 and not Attempt.objects.exists()
