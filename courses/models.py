@@ -272,6 +272,9 @@ class LessonProgress(models.Model):
         verbose_name = _("lesson progress")
         verbose_name_plural = _("lesson progress")
 
+    def __str__(self) -> str:  # listed by the admin when it refuses to delete the lesson
+        return f"{self.user} · {self.lesson}"
+
     # Reading a lesson should not write to the database on every request.
     VISIT_RESOLUTION = timedelta(minutes=5)
 

@@ -210,6 +210,9 @@ class SolutionReveal(models.Model):
         verbose_name = _("sample solution shown")
         verbose_name_plural = _("sample solutions shown")
 
+    def __str__(self) -> str:  # listed by the admin when it refuses to delete the exercise
+        return f"{self.user} · {self.exercise.slug}"
+
 
 class GradeChange(models.Model):
     """Every grade a submission has had: the first verdict and each applied regrade."""

@@ -107,6 +107,7 @@ def test_deleting_an_exercise_with_submissions_or_a_lesson_with_progress_is_refu
     LessonProgress.record_visit(student, other)  # only read, never answered: still the student's
     response = admin.post(reverse("admin:courses_lesson_delete", args=[other.pk]), {"post": "yes"})
     assert response.status_code == 200 and RETIRE_ADVICE in text_of(response)
+    assert "ogrenci · Okundu" in text_of(response)  # whose work it is
     assert LessonProgress.objects.filter(lesson=other).exists()
 
 
