@@ -1,9 +1,9 @@
 """Per-address and site-wide rate limits, on top of the per-student ones.
 
 One mechanism for every place that needs it: sign-up, enrolment codes, code submissions,
-self-test answers and failed log-ins. A ``RateLimit`` counts requests in fixed windows for the
-client's address and for the whole site, in ``RateCounter`` rows of the database that every web
-process and machine shares (a per-process cache would let each gunicorn worker grant the whole
+self-test answers and failed log-ins. A ``RateLimit`` counts requests for the client's address
+and for the whole site, in windows that start at the first request, in ``RateCounter`` rows of
+the database that every web process and machine shares (a per-process cache would let each gunicorn worker grant the whole
 limit again; the database cache backend counts with a read and a write, which loses counts in
 exactly the bursts these limits are for). Going over raises ``RateLimited``:
 ``RateLimitMiddleware`` turns it into a 429 page, or JSON for the page's scripts, with
@@ -15,13 +15,13 @@ settings leave room for a class of 200 students. The limits per student stay as 
 
 import ipaddress
 import math
-import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import timedelta
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -94,7 +94,7 @@ class RateLimited(Exception):
 @dataclass(frozen=True)
 class RateLimit:
     """At most ``<NAME>_LIMIT_PER_IP`` requests per address and ``<NAME>_LIMIT_GLOBAL`` on the
-    whole site in each window of ``window`` seconds (settings; 0 or unset means no limit)."""
+    whole site in a window of ``window`` seconds from the first (settings; 0 or unset: no limit)."""
 
     name: str
     window: int
@@ -107,9 +107,6 @@ class RateLimit:
         The address is counted first: a request refused for its address does not use up the
         whole site's allowance, so one busy address cannot lock everybody else out.
         """
-        now = time.time()
-        end = (int(now) // self.window + 1) * self.window
-        window_end = datetime.fromtimestamp(end, UTC)
         counters = [
             (f"{self.name.lower()}:{address_key(client_ip(request))}", self._setting("PER_IP"), self.address_reason),
             (f"{self.name.lower()}:*", self._setting("GLOBAL"), self.site_reason),
@@ -117,9 +114,14 @@ class RateLimit:
         for key, limit, reason in counters:
             if not limit:
                 continue
-            seen = RateCounter.add_one(key, window_end) if count else RateCounter.current(key, window_end) + 1
+            if count:
+                seen, window_end = RateCounter.add_one(key, timedelta(seconds=self.window))
+            else:
+                seen, window_end = RateCounter.current(key)
+                seen += 1
             if seen > limit:
-                raise RateLimited(reason or self.address_reason, math.ceil(end - now))
+                left = (window_end - timezone.now()).total_seconds()
+                raise RateLimited(reason or self.address_reason, math.ceil(left))
 
     def count(self, request: HttpRequest) -> None:
         """Count a request after the fact (a wrong code, a failed log-in); the next check refuses."""

@@ -1,6 +1,7 @@
 """Abuse limits as a student sees them: behind the school's proxy, one attacker is slowed down
 while classmates log in, sign up, enrol, answer and send code; refusals say how long to wait."""
 
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -88,7 +89,8 @@ def test_the_pause_reads_as_minutes_says_when_to_retry_and_grows_with_each_wrong
     assert "15 dakika" in text(response) and "PT15M" not in text(response)
 
     # Tries during the pause are refused and do not make it longer.
-    assert login(attacker, "alice", PASSWORD, ATTACKER)["Retry-After"] == "900"
+    response = login(attacker, "alice", PASSWORD, ATTACKER)
+    assert response.status_code == 429 and 850 < int(response["Retry-After"]) <= 900
     # Once it is over, the next wrong password pauses twice as long...
     AccessAttempt.objects.update(attempt_time=F("attempt_time") - timedelta(seconds=901))
     response = login(attacker, "alice", "guess", ATTACKER)
@@ -119,7 +121,7 @@ def test_password_spraying_from_one_address_is_refused_for_every_username(behind
     assert response.status_code == 429
     assert 0 < int(response["Retry-After"]) <= 3600
     assert "Ağınızdan çok fazla başarısız giriş denemesi yapıldı." in text(response)
-    assert "dakika" in text(response)
+    assert re.search(r"\d+ dakika sonra yeniden deneyin", text(response))
     # Another address is not affected.
     assert login(Client(), "bob", PASSWORD, CLASSMATE).status_code == 302
 
@@ -252,7 +254,7 @@ def test_answers_from_one_address_are_limited_with_a_page_and_retry_after(settin
     assert response.status_code == 429
     assert 0 < int(response["Retry-After"]) <= 60
     assert "Şu anda ağınızdan çok fazla cevap gönderiliyor." in text(response)
-    assert "saniye" in text(response)
+    assert re.search(r"\d+ (saniye|dakika) sonra yeniden deneyin", text(response))
     assert Attempt.objects.count() == 2
 
     settings.ANSWER_LIMIT_PER_IP = 0
