@@ -16,6 +16,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from grader import leases
+from grader.core import Limits
+from grader.core.sandbox import max_run_seconds
 
 from .kinds import get_kind
 from .models import AnswerPreview, Attempt, GradedAnswer
@@ -38,11 +40,13 @@ def enqueue(attempt_id: int, stamped: bool = False, preview: bool = False) -> No
 
 
 def lease_duration(question) -> timedelta:
-    """Longer than grading can take: every sandbox run of one answer at its wall limit, twice."""
+    """Longer than grading can take: every sandbox run of one answer, each with the sandbox's
+    start-up budget plus its wall limit (a busy host must not hand a live job out again)."""
     from .kinds.fill_in import FILL_IN_LIMITS
 
     runs = max(1, get_kind(question.kind).code_runs(question.spec))
-    return timedelta(seconds=runs * FILL_IN_LIMITS["wall_seconds"] * 2 + settings.GRADING_LEASE_MARGIN)
+    per_run = max_run_seconds(Limits(**FILL_IN_LIMITS))
+    return timedelta(seconds=runs * per_run + settings.GRADING_LEASE_MARGIN)
 
 
 def claim(attempt_id: int, preview: bool = False) -> tuple[GradedAnswer, str] | None:

@@ -23,6 +23,7 @@ from courses.models import Enrollment
 
 from . import bundles, leases
 from .core import GradeResult, Message, SandboxUnavailable, check_source, grade, parse_spec
+from .core.sandbox import max_run_seconds
 from .models import GradeChange, SolutionReveal, Submission, Verdict
 
 log = logging.getLogger("grader")
@@ -117,9 +118,10 @@ def enqueue(submission_id: int, stamped: bool = False) -> None:
 
 
 def lease_duration(exercise) -> timedelta:
-    """Longer than grading can take, so a live worker never loses its lease."""
+    """Longer than grading can take (the sandbox's start-up budget plus the wall limit), so a
+    live worker on a loaded host never loses its lease and the job is not graded twice."""
     limits = parse_spec(exercise.spec).limits
-    return timedelta(seconds=limits.wall_seconds * 2 + settings.GRADING_LEASE_MARGIN)
+    return timedelta(seconds=max_run_seconds(limits) + settings.GRADING_LEASE_MARGIN)
 
 
 # What grading never reads: not loaded for every task.
@@ -183,7 +185,8 @@ def _store_result(submission: Submission, result: GradeResult, graded_hash: str,
         ))
         if stored:
             GradeChange.objects.create(submission_id=submission.pk, verdict=fields["verdict"],
-                                       score=fields["score"], tests=fields["tests"], graded_hash=graded_hash)
+                                       score=fields["score"], tests=fields["tests"], graded_hash=graded_hash,
+                                       message=fields["message"], misconception=fields["misconception"])
     return stored
 
 

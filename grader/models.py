@@ -321,6 +321,8 @@ class ItemCheck(models.Model):
             return False
         from .core import parse_spec
 
-        wall = parse_spec(self.exercise.spec).limits.wall_seconds
-        limits_seconds = 2 * wall * max(1, len(self.programs)) + settings.GRADING_REQUEUE_AFTER
+        from .core.sandbox import max_run_seconds
+
+        per_run = max_run_seconds(parse_spec(self.exercise.spec).limits)
+        limits_seconds = per_run * max(1, len(self.programs)) + settings.GRADING_REQUEUE_AFTER
         return timezone.now() - (self.started_at or self.created_at) > timedelta(seconds=limits_seconds)
