@@ -99,6 +99,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.csp",  # csp_nonce, for the code editor's styles
             ],
         },
     },
@@ -213,11 +214,12 @@ STORAGES = {
 # Without a collectstatic run (development, tests) whitenoise serves from the finders.
 WHITENOISE_USE_FINDERS = True
 
-# Security headers. The policy allows only the site's own scripts and styles.
+# Security headers. The policy allows only the site's own scripts and styles, plus the
+# <style> elements the code editor (CodeMirror) injects with the page's nonce.
 SECURE_CSP = {
     "default-src": [CSP.SELF],
     "script-src": [CSP.SELF],
-    "style-src": [CSP.SELF],
+    "style-src": [CSP.SELF, CSP.NONCE],
     "img-src": [CSP.SELF, "data:"],
     "object-src": [CSP.NONE],
     "base-uri": [CSP.SELF],

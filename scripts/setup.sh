@@ -49,6 +49,7 @@ missing=()
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v msgfmt >/dev/null 2>&1 || missing+=(gettext)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     say "Installing system packages: ${missing[*]}"
@@ -57,6 +58,33 @@ if [ ${#missing[@]} -gt 0 ]; then
   else
     echo "Missing system packages: ${missing[*]} — install them with: sudo apt-get install ${missing[*]}" >&2
   fi
+fi
+
+# --- The code editor's bundle (CodeMirror, built by esbuild) and axe-core for the browser ---
+# --- tests, pinned by package-lock.json; static/build/ is not in git ----------------------
+if command -v npm >/dev/null 2>&1; then
+  stamp=node_modules/.dikkat-installed
+  want=$(cat package.json package-lock.json | sha256sum | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    say "Installing JavaScript packages (npm ci)"
+    mkdir -p var
+    # --ignore-scripts: nothing here needs an install script (esbuild's binary comes as a package).
+    if ! npm ci --ignore-scripts --no-audit --no-fund > var/npm-install.log 2>&1; then
+      tail -n 30 var/npm-install.log >&2
+      echo "Installing the JavaScript packages failed; the whole log is in var/npm-install.log." >&2
+      exit 1
+    fi
+    echo "$want" > "$stamp"
+  fi
+  stamp=node_modules/.dikkat-built
+  want=$(cat package-lock.json frontend/* | sha256sum | cut -d' ' -f1)
+  if [ ! -f static/build/editor.js ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    say "Building the code editor"
+    npm run --silent build -- --log-level=warning
+    echo "$want" > "$stamp"
+  fi
+else
+  echo "Without npm the code editor is not built; pages fall back to a plain text area." >&2
 fi
 
 # --- Database, translations, course, accounts --------------------------------------------

@@ -1,4 +1,5 @@
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -83,20 +84,67 @@ def browser():
         browser.close()
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "console_allows(*patterns): console messages (regular expressions) a browser test expects, "
+        "e.g. the browser's own log line for a response the test provokes on purpose",
+    )
+
+
 @pytest.fixture
 def page(request, browser, live_server):
-    """A fresh browser context (its own cookies and storage); screenshot on failure."""
+    """A fresh browser context (its own cookies and storage); screenshot on failure.
+
+    Any console error or warning and any uncaught page error fails the test (at teardown),
+    unless the test's console_allows marker names it: a CSP violation, a missing static file
+    or a script exception is something a user's browser would show too.
+    """
     context = browser.new_context(locale="tr-TR", viewport={"width": 1100, "height": 900},
                                   java_script_enabled=not request.node.get_closest_marker("nojs"))
     context.set_default_timeout(10_000)
     page = context.new_page()
     page.base_url = live_server.url
+    problems = console_problems(page)
     yield page
     failed = getattr(request.node, "rep_call", None)
     if failed is not None and failed.failed:
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
     context.close()
+    if failed is not None and failed.passed:
+        allowed = [re.compile(p) for m in request.node.iter_markers("console_allows") for p in m.args]
+        unexpected = [line for line in problems if not any(p.search(line) for p in allowed)]
+        assert not unexpected, "the browser console reported:\n" + "\n".join(unexpected)
+
+
+def console_problems(page) -> list[str]:
+    """Collect the page's console errors and warnings and its uncaught exceptions."""
+    problems: list[str] = []
+
+    def on_console(message):
+        if message.type in ("error", "warning"):
+            where = message.location.get("url", "")
+            problems.append(f"console.{message.type}: {message.text} ({where}) on {page.url}")
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda error: problems.append(f"uncaught {error.name}: {error.message} on {page.url}"))
+    return problems
+
+
+@pytest.fixture
+def write_code(page):
+    """Replace the code in an exercise's editor as a student pasting it would."""
+
+    def write(exercise, code: str):
+        editor = exercise.get_by_role("textbox", name="Kodun (NumPy ile Python)")
+        editor.click()
+        page.keyboard.press("Control+A")
+        # insert_text is one input event, like a paste: no auto-indent on each new line.
+        page.keyboard.insert_text(code)
+        return editor
+
+    return write
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ def check(question):
     question.get_by_role("button", name="Cevabımı kontrol et").click()
 
 
-def test_a_student_walks_the_whole_course(page, course, logged_in, grading_worker):
+def test_a_student_walks_the_whole_course(page, course, logged_in, grading_worker, write_code):
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     logged_in(course)
@@ -86,7 +86,7 @@ def test_a_student_walks_the_whole_course(page, course, logged_in, grading_worke
 
         if slug == "scaled-dot-product":
             exercise = page.locator("#ex-attention-function")
-            exercise.locator("textarea").fill(ATTENTION)
+            write_code(exercise, ATTENTION)
             exercise.get_by_role("button", name="Örneklerde çalıştır").click()
             expect(exercise.locator("[data-result]")).to_contain_text("Bütün örnekler geçti", timeout=30_000)
             exercise.get_by_role("button", name="Notlandırmaya gönder").click()

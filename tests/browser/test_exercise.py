@@ -16,17 +16,16 @@ def attention(Q, K, V, mask=None):
 """
 
 
-def test_run_then_submit_shows_live_status_and_verdict(page, lab_live, grading_worker, logged_in):
+def test_run_then_submit_shows_live_status_and_verdict(page, lab_live, grading_worker, logged_in, write_code):
     logged_in(lab_live)
     page.goto(page.base_url + LESSON)
     exercise = page.locator("#ex-attn")
-    editor = exercise.get_by_label("Kodun (NumPy ile Python)")
-    editor.fill(SOLUTION.replace("/ np.sqrt(Q.shape[-1])", ""))
+    write_code(exercise, SOLUTION.replace("/ np.sqrt(Q.shape[-1])", ""))
     exercise.get_by_role("button", name="Notlandırmaya gönder").click()
     result = exercise.locator("[data-result]")
     expect(result).to_contain_text("Bazı durumlar geçmedi", timeout=30_000)
     expect(result).to_contain_text("Ölçeklemeyi unutma.")  # the catalog's hint
-    editor.fill(SOLUTION)
+    write_code(exercise, SOLUTION)
     exercise.get_by_role("button", name="Örneklerde çalıştır").click()
     expect(result).to_contain_text("Bütün örnekler geçti", timeout=30_000)
     exercise.get_by_role("button", name="Notlandırmaya gönder").click()
