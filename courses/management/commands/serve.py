@@ -14,7 +14,9 @@ class Command(BaseCommand):
     help = "Run the web server (gunicorn) and N grading workers; restart a worker that dies."
 
     def add_arguments(self, parser):
-        parser.add_argument("--bind", default="127.0.0.1:8000")
+        port = os.environ.get("PORT", "8000")
+        parser.add_argument("--bind", default=f"127.0.0.1:{port}",
+                            help="address of the web server (default: 127.0.0.1 and $PORT, else 8000)")
         parser.add_argument("--workers", type=int, default=settings.GRADING_WORKERS,
                             help="grading workers (default: GRADING_WORKERS, i.e. the core count)")
         parser.add_argument("--web-workers", type=int, default=2)
