@@ -65,7 +65,7 @@ _CLEANER = nh3.Cleaner(
         "td": {"style"},
         "pre": {"class", "tabindex"},  # Pygments blocks: scrollable by keyboard
         "code": {"class"},
-        "span": {"class"},  # Pygments tokens, display math
+        "span": {"class", "tabindex"},  # Pygments tokens, display math (scrollable by keyboard)
         **{tag: _MATHML_ATTRIBUTES for tag in _MATHML_TAGS},
     },
     filter_style_properties={"text-align"},
@@ -137,7 +137,8 @@ def _markdown(issues: list[RenderIssue], figures: dict[str, str], visual: "Visua
             if problem:
                 issues.append(RenderIssue(token.meta.get("line", 1), problem))
             # A span (styled as a block) stays valid inside the paragraph of $$…$$ inline.
-            return f'<span class="math-display">{mathml}</span>' if display else mathml
+            # tabindex: a formula wider than a phone scrolls; the keyboard must reach it too.
+            return f'<span class="math-display" tabindex="0">{mathml}</span>' if display else mathml
 
         return rule
 

@@ -33,7 +33,9 @@ const typeOverSelection = EditorView.domEventHandlers({
 function enhance(textarea) {
   const label = textarea.labels && textarea.labels[0];
   if (label && !label.id) label.id = textarea.id + "-label";
-  const contentAttributes = { "aria-multiline": "true" };
+  // tabindex: the content is focusable anyway (contenteditable); saying so lets checkers such as
+  // axe see that the scrolling area around it is reachable by keyboard.
+  const contentAttributes = { "aria-multiline": "true", tabindex: "0" };
   if (label) contentAttributes["aria-labelledby"] = label.id;
   const describedBy = textarea.getAttribute("aria-describedby");
   if (describedBy) contentAttributes["aria-describedby"] = describedBy;
