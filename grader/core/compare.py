@@ -3,7 +3,8 @@
 Runs in the grader's own process with the grader's own NumPy: nothing the
 student did inside the sandbox (monkeypatching ``np.allclose``, a lying
 ``__eq__``) can reach these functions.  Hidden cases get messages without
-numbers taken from the inputs, expected values or the student's values.
+numbers taken from the inputs, expected values or the student's values, and without
+anything else the student's code chose (a dtype, a number of axes).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ def compare_result(
     ek, gk = expected.dtype.kind, got.dtype.kind
     if ek == "b":
         if gk != "b":
+            if hidden:
+                return Message(M.CASE_NOT_BOOL_HIDDEN, {"result": name})
             return Message(M.CASE_NOT_BOOL, {"result": name, "dtype": str(got.dtype)})
     else:
         if gk == "c" and ek != "c":
@@ -53,7 +56,7 @@ def compare_result(
         if gk == "b":
             return Message(M.CASE_BOOL, {"result": name})
         if gk not in "iufc":
-            return Message(M.CASE_NOT_NUMERIC, {"result": name, "dtype": str(got.dtype)})
+            return Message(M.CASE_NOT_NUMERIC, {"result": name, "dtype": "?" if hidden else str(got.dtype)})
 
     if got.shape != expected.shape:
         return shape_message(name, got.shape, expected.shape, spec.shape_names.get(key), hidden)
@@ -112,9 +115,8 @@ def compare_result(
 def shape_message(name, got_shape, expected_shape, names, hidden) -> Message:
     if hidden:
         if len(got_shape) != len(expected_shape):
-            return Message(M.CASE_NDIM_HIDDEN, {
-                "result": name, "expected": len(expected_shape), "got": len(got_shape),
-            })
+            # Not the number the code chose: it could be a hidden input.
+            return Message(M.CASE_NDIM_HIDDEN_EXPECTED, {"result": name, "expected": len(expected_shape)})
         axis = next(i for i, (a, b) in enumerate(zip(got_shape, expected_shape)) if a != b)
         label = names[axis] if names and len(names) == len(expected_shape) else str(axis)
         return Message(M.CASE_SHAPE_HIDDEN_AXIS, {"result": name, "axis": label})

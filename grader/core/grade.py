@@ -277,16 +277,17 @@ def _line_ok(line: int | None, source_lines: int) -> int | None:
 
 
 def exception_message(status: dict, hidden: bool, source_lines: int) -> Message:
-    """Exception feedback; for hidden cases only a builtin type name and a real line number."""
+    """Exception feedback; for hidden cases only Python's or NumPy's name for the exception.
+
+    Not even the line: code can pad itself and raise on a line chosen by a hidden input.
+    """
     line = _line_ok(status.get("line"), source_lines)
     exc_type = status.get("exc_type") or "Exception"
     if hidden:
         # A custom exception's name or text could carry hidden inputs out.
         if exc_type not in BUILTIN_EXCEPTIONS:
             exc_type = "Exception"
-        if line is None:
-            return Message(M.CASE_EXCEPTION_HIDDEN_NO_LINE, {"exc_type": exc_type})
-        return Message(M.CASE_EXCEPTION_HIDDEN, {"exc_type": exc_type, "line": line})
+        return Message(M.CASE_EXCEPTION_HIDDEN_NO_LINE, {"exc_type": exc_type})
     detail = status.get("detail", "")[:300]
     if line is None:
         return Message(M.CASE_EXCEPTION_NO_LINE, {"exc_type": exc_type, "detail": detail})
@@ -448,7 +449,10 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
     else:
         result.verdict = Verdict.ERROR
         if first[0] is not None and first[0] == stopped_at:
-            if signum is not None:
+            if signum is not None and cases[first[0]].hidden and not author:
+                # The code can pick the signal that ends it: not shown on a hidden case.
+                result.message = Message(M.KILLED_BY_SIGNAL_HIDDEN, {"case": case_name})
+            elif signum is not None:
                 result.message = Message(M.KILLED_BY_SIGNAL, {"signal": _signal_name(signum), "case": case_name})
             else:
                 result.message = Message(M.EXITED_EARLY, {"case": case_name})

@@ -87,6 +87,7 @@ KILLED_BY_SIGNAL = _(
     "Your program was stopped by the operating system (signal %(signal)s) "
     "while running case %(case)s."
 )
+KILLED_BY_SIGNAL_HIDDEN = _("Your program was stopped by the operating system while running hidden case %(case)s.")
 EXITED_EARLY = _(
     "Your program stopped before finishing case %(case)s. Do not call "
     "sys.exit(), exit() or os._exit()."
@@ -101,12 +102,14 @@ INTERNAL_ERROR = _(
 CASE_SHAPE_NAMED = _("%(result)s has the wrong shape: expected %(names)s = %(expected)s, got %(got)s.")
 CASE_SHAPE = _("%(result)s has the wrong shape: expected %(expected)s, got %(got)s.")
 CASE_SHAPE_HIDDEN_AXIS = _("%(result)s has the wrong shape on this hidden case: axis %(axis)s differs.")
-CASE_NDIM_HIDDEN = _(
+CASE_NDIM_HIDDEN = _(  # kept for feedback stored before the "got" was dropped
     "%(result)s has the wrong number of axes on this hidden case: expected %(expected)s, got %(got)s."
 )
+CASE_NDIM_HIDDEN_EXPECTED = _("%(result)s has the wrong number of axes on this hidden case: expected %(expected)s.")
 CASE_COMPLEX = _("%(result)s holds complex numbers, but real numbers are expected.")
 CASE_BOOL = _("%(result)s holds True/False values, but numbers are expected.")
 CASE_NOT_BOOL = _("%(result)s should hold True/False values, but it has dtype %(dtype)s.")
+CASE_NOT_BOOL_HIDDEN = _("%(result)s should hold True/False values on this hidden case.")
 CASE_NOT_NUMERIC = _("%(result)s has dtype %(dtype)s, but a numeric array is expected.")
 CASE_NOT_ARRAY = _("%(result)s is of type %(type)s; a NumPy array (or a number) is expected.")
 CASE_SUBCLASS = _(

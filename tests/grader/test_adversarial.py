@@ -860,3 +860,31 @@ def attention(Q, K, V, mask=None):
     hidden = [t for t in result.tests if t.hidden]
     assert "LinAlgError" in hidden[0].message.render()
     assert "Exception" in hidden[1].message.render()
+
+
+def test_numbers_the_code_chooses_on_hidden_cases_do_not_reach_the_feedback(strict, host):
+    """A line number, a number of axes, a dtype or a signal picked from a hidden input would
+    each carry it out: the feedback of a hidden case is the same whatever the inputs were."""
+    body = """
+import os, signal
+import numpy as np
+calls = []
+def attention(Q, K, V, mask=None):
+    calls.append(1)
+    n = len(calls)
+    v = int(abs(Q.ravel()[0]) * 1000) % 900 + 20
+    if n <= 2:
+        return _correct(Q, K, V, mask)
+    if n == 3:
+        exec(compile("\\n" * v + "raise ValueError('x')", "submission.py", "exec"))
+    if n == 4:
+        return np.zeros((1,) * (v % 20 + 3))
+    os.kill(os.getpid(), [signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGFPE][v % 4])
+"""
+    padding = "\n" * 2000  # room for the chosen line numbers
+    result = run_attack(strict, host, padding + body)
+    hidden = [t.message.render() if t.message else "" for t in result.tests if t.hidden]
+    shown = dump(result)
+    assert "line" not in hidden[0], hidden[0]
+    assert "expected 2" in hidden[1] and "got" not in hidden[1], hidden[1]
+    assert "SIG" not in shown, shown

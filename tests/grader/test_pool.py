@@ -101,4 +101,4 @@ def attention(Q, K, V, mask=None):
 """))
     assert result.verdict == Verdict.ERROR
     assert [t.passed for t in result.tests] == [True] * 6 + [False]
-    assert result.tests[-1].message.msgid == M.CASE_EXCEPTION_HIDDEN
+    assert result.tests[-1].message.msgid == M.CASE_EXCEPTION_HIDDEN_NO_LINE
