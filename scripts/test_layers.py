@@ -32,7 +32,11 @@ def run(layer: str | None, report: Path) -> tuple[list[str], int]:
            f"--junitxml={report}", "-o", "addopts="]
     if layer:
         cmd.append(f"--layer-off={layer}")
-    subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    report.unlink(missing_ok=True)  # never read an earlier layer's report
+    done = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode not in (0, 1) or not report.exists():
+        raise SystemExit(f"pytest could not run with {layer or 'every layer on'} (exit {done.returncode}):\n"
+                         f"{done.stderr[-2000:]}")
     tree = ET.parse(report)
     failed, total = [], 0
     for case in tree.iter("testcase"):

@@ -98,6 +98,8 @@ def _kill_members(members: Callable[[], list[int]], timeout: float, kill: Callab
             return False
         if kill is None or not kill():
             for pid in pids:
+                if pid <= 0:
+                    continue  # kill(0) or kill(-1) would hit our own group or everything
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
@@ -151,7 +153,8 @@ class V2Run:
         return False
 
     def members(self) -> list[int]:
-        return sorted(set(_read_ints(self.path / "cgroup.procs")))
+        # 0: a process in a PID namespace we cannot see (never passed to kill: kill(0) is our group).
+        return sorted({pid for pid in _read_ints(self.path / "cgroup.procs") if pid > 0})
 
     def populated(self) -> bool:
         try:
@@ -172,8 +175,13 @@ class V2Run:
             return False
 
     def kill_all(self, timeout: float = 3.0) -> bool:
-        # cgroup.kill ends every member at once, including ones forked meanwhile.
-        return _kill_members(self.members, timeout, self._kill)
+        # cgroup.kill ends every member at once, including ones forked meanwhile and ones in
+        # PID namespaces we cannot see (listed as 0, so `members` leaves them out).
+        def members() -> list[int]:
+            pids = _read_ints(self.path / "cgroup.procs")
+            return sorted(set(pids)) if self.has_kill else [p for p in pids if p > 0]
+
+        return _kill_members(members, timeout, self._kill)
 
     def remove(self) -> None:
         _rmdir(self.path)
@@ -181,27 +189,54 @@ class V2Run:
 
 @dataclass
 class V2Backend:
-    parent: Path  # the cgroup whose children are runs
+    """Runs as children of ``<base>/dikkat-grader``.
+
+    Discovery only reads; the first run prepares the base (`prepare`): the worker moves
+    into the ``dikkat-workers`` leaf if it sits in the base itself (a cgroup that holds
+    processes cannot hand controllers to its children), then ``pids`` and ``memory`` are
+    enabled in the base and in ``dikkat-grader``.
+    """
+
+    base: Path
     caps: frozenset[str]
     description: str
     version: str = "v2"
+    _prepared: bool = field(default=False, repr=False)
 
     @property
-    def has_kill(self) -> bool:
-        return (self.parent / "cgroup.kill").exists()
+    def parent(self) -> Path:
+        return self.base / GROUP
+
+    def prepare(self) -> None:
+        """Make the base able to hand ``pids`` and ``memory`` to the runs (idempotent)."""
+        if self._prepared:
+            return
+        if not _is_root(self.base) and _others(self.base, include_self=True):
+            leaf = self.base / WORKERS_LEAF
+            leaf.mkdir(exist_ok=True)
+            (leaf / "cgroup.procs").write_text(str(os.getpid()))
+        wanted = set(self.caps) & set(V2_CONTROLLERS)
+        _enable(self.base, wanted)
+        self.parent.mkdir(exist_ok=True)
+        missing = wanted - _enable(self.parent, wanted)
+        if missing:
+            raise OSError(f"cannot enable {sorted(missing)} for the runs in {self.parent}")
+        self._prepared = True
 
     def create(self, name: str, limits: Limits, *, caps: set[str] | frozenset[str] = frozenset(V2_CONTROLLERS)) -> V2Run:
+        self.prepare()
         path = self.parent / name
         path.mkdir()
-        run = V2Run(path, self.has_kill)
+        run = V2Run(path, _has_kill(path))
         try:
             if "pids" in caps and "pids" in self.caps:
                 (path / "pids.max").write_text(str(pids_cap(limits)))
             if "memory" in caps and "memory" in self.caps:
                 (path / "memory.max").write_text(str(memory_cap_bytes(limits)))
-                for name_, value in (("memory.swap.max", "0"), ("memory.oom.group", "1")):
-                    if (path / name_).exists():
-                        (path / name_).write_text(value)
+                # Like v1's memsw limit: no swap to spill into.  (No memory.oom.group: as on
+                # v1 the kernel kills the largest process and the runner reports the rest.)
+                if (path / "memory.swap.max").exists():
+                    (path / "memory.swap.max").write_text("0")
         except OSError:
             run.remove()
             raise
@@ -214,9 +249,25 @@ class V2Backend:
             return []
 
     def remove_stale(self, name: str) -> None:
-        run = V2Run(self.parent / name, self.has_kill)
+        path = self.parent / name
+        run = V2Run(path, _has_kill(path))
         run.kill_all(timeout=1.0)
         run.remove()
+
+
+def _has_kill(path: Path) -> bool:
+    return (path / "cgroup.kill").exists()
+
+
+def _is_root(path: Path) -> bool:
+    """The hierarchy's real root (no ``cgroup.type``), not a cgroup namespace's root."""
+    return (path / "cgroup.procs").exists() and not (path / "cgroup.type").exists()
+
+
+def _others(path: Path, include_self: bool = False) -> list[int]:
+    """Processes in ``path`` itself, but for us; 0 stands for one in another PID namespace."""
+    mine = os.getpid()
+    return [pid for pid in _read_ints(path / "cgroup.procs") if include_self or pid != mine]
 
 
 def cgroup2_mount() -> Path | None:
@@ -250,59 +301,72 @@ def _controllers(path: Path, name: str = "cgroup.controllers") -> set[str]:
 
 
 def _enable(path: Path, controllers: set[str]) -> set[str]:
-    """Enable ``controllers`` for the children of ``path``; those now enabled."""
-    wanted = controllers & _controllers(path)
-    missing = wanted - _controllers(path, "cgroup.subtree_control")
-    if missing:
+    """Enable ``controllers`` for the children of ``path``, one at a time (a write is all or
+    nothing); those now enabled."""
+    for controller in sorted(controllers & _controllers(path) - _controllers(path, "cgroup.subtree_control")):
         try:
-            (path / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in sorted(missing)))
+            (path / "cgroup.subtree_control").write_text(f"+{controller}")
         except OSError as exc:
-            log.info("cannot enable %s in %s: %s", missing, path, exc)
-    return wanted & _controllers(path, "cgroup.subtree_control")
+            log.info("cannot enable %s in %s: %s", controller, path, exc)
+    return controllers & _controllers(path, "cgroup.subtree_control")
 
 
-def _prepare_v2_base(base: Path, mount: Path) -> tuple[Path, set[str], str]:
-    """Make ``base`` able to hand controllers down; (runs' parent, controllers, note)."""
-    wanted = set(V2_CONTROLLERS)
+def plan_v2(base: Path) -> V2Backend | None:
+    """What ``base`` could offer the runs, without changing anything."""
+    if not (base / "cgroup.procs").exists():
+        return None
+    if not os.access(base / "cgroup.subtree_control", os.W_OK) or not os.access(base / "cgroup.procs", os.W_OK):
+        return None
+    available = _controllers(base) & set(V2_CONTROLLERS)
     note = ""
-    if base != mount and _read_ints(base / "cgroup.procs"):
-        # "No internal processes": move ourselves into a leaf next to the runs.
-        leaf = base / WORKERS_LEAF
-        leaf.mkdir(exist_ok=True)
-        (leaf / "cgroup.procs").write_text(str(os.getpid()))
-        others = _read_ints(base / "cgroup.procs")
+    if not _is_root(base):
+        others = _others(base)
         if others:
-            note = (f"{base} also holds other processes ({len(others)}), so it cannot pass controllers "
+            # Moving only ourselves out would leave them: the base could enable nothing.
+            note = (f"; {base} also holds {len(others)} other process(es), so it cannot pass controllers "
                     "to the sandbox: run the grading workers in their own systemd unit with Delegate=yes")
-    enabled = _enable(base, wanted | {"cpu"})
-    parent = base / GROUP
-    parent.mkdir(exist_ok=True)
-    enabled = _enable(parent, enabled)
-    return parent, enabled, note
+            available = set()
+    caps = frozenset(available | {"cpu"})  # cpu.stat is a core file
+    return V2Backend(base, caps, f"cgroup v2 at {base / GROUP}{note}")
 
 
 def discover_v2(base: Path | None = None) -> V2Backend | None:
-    """The v2 backend for ``base`` (default: DIKKAT_GRADER_CGROUP, else our own cgroup), or None."""
+    """The v2 backend: ``base``, else DIKKAT_GRADER_CGROUP, else our own cgroup (its parent when
+    we sit in a ``dikkat-workers`` leaf already, e.g. started by `serve`), else, as root, the
+    hierarchy's root (runs then live outside the worker's unit, each still capped)."""
     mount = cgroup2_mount()
     if mount is None:
         return None
     explicit = os.environ.get("DIKKAT_GRADER_CGROUP")
-    candidates = [base] if base is not None else [Path(explicit)] if explicit else [own_cgroup_v2(mount), mount]
+    if base is not None:
+        candidates = [base]
+    elif explicit:
+        candidates = [Path(explicit)]
+    else:
+        own = own_cgroup_v2(mount)
+        if own is not None and own.name == WORKERS_LEAF:
+            own = own.parent
+        candidates = [own, mount] if own is not None and own != mount else [mount]
     best: V2Backend | None = None
     for candidate in candidates:
-        if candidate is None or not (candidate / "cgroup.procs").exists():
+        if candidate is None:
             continue
-        try:
-            parent, enabled, note = _prepare_v2_base(candidate, mount)
-        except OSError as exc:
-            log.info("cgroup v2 at %s is not usable: %s", candidate, exc)
+        backend = plan_v2(candidate)
+        if backend is None:
             continue
-        caps = frozenset((enabled & set(V2_CONTROLLERS)) | {"cpu"})  # cpu.stat is a core file
-        backend = V2Backend(parent, caps, f"cgroup v2 at {parent}" + (f" ({note})" if note else ""))
-        if {"pids", "memory"} <= caps:
+        if {"pids", "memory"} <= backend.caps:
             return backend
         best = best or backend
     return best
+
+
+def prepare_for_workers() -> None:
+    """Called by a process that starts grading workers (`serve`): on cgroup v2 it moves
+    itself into the ``dikkat-workers`` leaf first, so that the workers it starts are born
+    there and their parent cgroup stays free to hand controllers to the runs."""
+    backend = discover_v2()
+    if backend is not None and {"pids", "memory"} <= backend.caps:
+        backend.prepare()
 
 
 # --- cgroup v1 ---------------------------------------------------------------------
@@ -343,7 +407,7 @@ class V1Run:
     def members(self) -> list[int]:
         pids: set[int] = set()
         for path in self.paths.values():
-            pids.update(_read_ints(path / "cgroup.procs"))
+            pids.update(pid for pid in _read_ints(path / "cgroup.procs") if pid > 0)
         return sorted(pids)
 
     def kill_all(self, timeout: float = 3.0) -> bool:

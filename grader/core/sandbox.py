@@ -68,6 +68,8 @@ UID_COUNT = 512
 JOB_TMPFS_BYTES = 512 * MIB
 AS_HEADROOM = 128 * MIB
 STARTUP_BUDGET = 30.0  # seconds for bwrap + interpreter + NumPy before the runner says "R"
+SPAWN_REPORT_TIMEOUT = 10.0  # seconds for bwrap to report its sandbox's pid
+TEARDOWN_BUDGET = 6.0  # killing the tree (3 s at most) and removing its cgroup (3 s at most)
 # Bytes we read from the sandbox's pipes before ignoring them (the runner needs a few).
 PIPE_BUDGET = {"log": 1 << 20, "status": 4096}
 HIDDEN_PROC_FILES = (
@@ -86,12 +88,12 @@ class SandboxFailed(RuntimeError):
 
 
 def max_run_seconds(limits: Limits) -> float:
-    """The longest one sandbox run can take: the start-up budget plus the wall limit.
+    """The longest one sandbox run can take: spawning, the start-up budget, the wall limit, teardown.
 
     A queue's lease on a job must be longer than the runs it makes, or a busy but
     live worker's job is handed out again and again.
     """
-    return STARTUP_BUDGET + limits.wall_seconds
+    return SPAWN_REPORT_TIMEOUT + STARTUP_BUDGET + limits.wall_seconds + TEARDOWN_BUDGET
 
 
 # --- layers the test suite may switch off ----------------------------------------
@@ -210,8 +212,14 @@ class RunLock:
         self.path = locks / f"{self.name}.lock"
         tmp = locks / f".new-{self.name}"
         self.fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-        os.rename(tmp, self.path)  # visible to clean-ups only once it is held
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+            os.rename(tmp, self.path)  # visible to clean-ups only once it is held
+        except BaseException:
+            os.close(self.fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
     def release(self) -> None:
         if self.fd < 0:
@@ -262,13 +270,24 @@ def cleanup_abandoned_runs(backend: cgroups.Backend | None) -> list[str]:
                 _umount(str(mount))  # EINVAL when not a mount point: harmless
             shutil.rmtree(job, ignore_errors=True)
             removed.append(name)
-    # Lock files whose run left nothing (the owner died between its last removal and the unlink).
+    # Lock files whose run left nothing (the owner died between its last removal and the unlink),
+    # and locks that died before they were renamed into place.
     with contextlib.suppress(OSError):
         for lock in _locks_dir().glob("run-*.lock"):
             name = lock.name[: -len(".lock")]
             if name not in names:
                 with _if_abandoned(name):
                     pass
+        for new in _locks_dir().glob(".new-run-*"):
+            with contextlib.suppress(OSError):
+                fd = os.open(new, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    os.unlink(new)
+                except BlockingIOError:
+                    pass
+                finally:
+                    os.close(fd)
     if removed:
         log.warning("removed %d sandbox run(s) left by dead grader processes: %s", len(removed), removed)
     return removed
@@ -408,8 +427,8 @@ def _runner_for_nobody() -> str:
     folder = _private_dir(state_root() / "runner", 0o755)
     target = folder / f"runner-{hashlib.sha256(data).hexdigest()[:16]}.py"
     if not target.exists():
-        tmp = folder / f".{target.name}.{os.getpid()}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        # A unique temporary name: PIDs repeat across PID namespaces.
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=folder)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.chmod(tmp, 0o644)
@@ -844,8 +863,9 @@ class Sandbox:
         self.run_lock = RunLock()
         self.name = self.run_lock.name
         _recent_runs.append(self.name)
-        self.job_dir = work_root() / self.name
+        self.job_dir = Path("/nonexistent")  # until work_root() answered
         try:
+            self.job_dir = work_root() / self.name
             self._prepare(env)
             self._spawn(env)
         except BaseException:
@@ -907,7 +927,7 @@ class Sandbox:
         for fd in passed:  # the child has its copies
             os.close(fd)
             self.fds.remove(fd)
-        child = _read_child_pid(info_r, 10.0)
+        child = _read_child_pid(info_r, SPAWN_REPORT_TIMEOUT)
         try:
             if self.cgroups is not None:
                 for pid in (self.proc.pid, child):
@@ -1032,7 +1052,8 @@ class Sandbox:
         if self.mounted_job:
             _umount(str(self.job_dir))
             self.mounted_job = False
-        shutil.rmtree(self.job_dir, ignore_errors=True)
+        if self.job_dir.name == self.name:
+            shutil.rmtree(self.job_dir, ignore_errors=True)
         if self.uid_lease is not None:
             self.uid_lease.release()
         self.run_lock.release()  # last: until now a clean-up would have taken us for alive

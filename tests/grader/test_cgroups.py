@@ -24,7 +24,8 @@ from grader.core import sandbox as sb
 pytestmark = pytest.mark.sandbox
 
 BUSY_TREE = """
-import os, time
+import os, sys, time
+sys.stdin.readline()  # forks only after the test put it into the cgroup
 for _ in range(3):
     if os.fork() == 0:
         break
@@ -56,9 +57,11 @@ def v2_run():
 
 def test_v2_membership_cpu_accounting_and_cgroup_kill_on_the_real_mount(v2_run):
     backend, run, lock = v2_run
-    proc = subprocess.Popen([sys.executable, "-c", BUSY_TREE])
+    proc = subprocess.Popen([sys.executable, "-c", BUSY_TREE], stdin=subprocess.PIPE)
     try:
         run.add(proc.pid)
+        proc.stdin.write(b"go\n")
+        proc.stdin.flush()
         deadline = time.monotonic() + 5
         while len(run.members()) < 4 and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -83,8 +86,10 @@ def test_v2_membership_cpu_accounting_and_cgroup_kill_on_the_real_mount(v2_run):
 
 def test_v2_abandoned_runs_are_killed_and_removed(v2_run):
     backend, run, lock = v2_run
-    proc = subprocess.Popen([sys.executable, "-c", BUSY_TREE])
+    proc = subprocess.Popen([sys.executable, "-c", BUSY_TREE], stdin=subprocess.PIPE)
     run.add(proc.pid)
+    proc.stdin.write(b"go\n")
+    proc.stdin.flush()
     os.close(lock.fd)  # the owner "dies": its lock is released
     lock.fd = -1
     try:
@@ -131,16 +136,116 @@ def v2_only_core(monkeypatch, caplog):
     sb.reset_environment()
 
 
-def test_a_real_run_on_cgroup_v2_is_timed_by_cpu_stat_and_ends_by_cgroup_kill(attention, v2_only_core, caplog):
+def test_a_real_run_on_cgroup_v2_is_timed_by_cpu_stat_and_ends_by_cgroup_kill(attention, v2_only_core, monkeypatch):
+    from grader.core.grade import execute
+
     strict = attention.with_limits(cpu_seconds=1, wall_seconds=20)
+    kills = []
+    real_kill = cgroups.V2Run._kill
+    monkeypatch.setattr(cgroups.V2Run, "_kill", lambda self: kills.append(self.path.name) or real_kill(self))
     loop = "import os\nos.fork()\nos.fork()\ndef attention(Q, K, V, mask=None):\n    while True:\n        pass\n"
     started = time.monotonic()
-    result = strict.grade(loop)
-    assert result.verdict == Verdict.TIMEOUT, result.to_dict()
-    assert "CPU" in result.message.render(), "the CPU budget (cpu.stat), not the wall clock, stopped it"
+    run = execute(loop, strict.spec, strict.cases, [[0]])
+    assert run.outcome.cpu_exceeded, "the four processes' CPU in cpu.stat, not RLIMIT_CPU or the clock, stopped it"
     assert time.monotonic() - started < 10
+    assert kills, "the tree was ended with cgroup.kill"
     assert [n for n in v2_only_core.run_names() if n in sb._recent_runs] == [], "its cgroup was removed"
     assert strict.grade(attention.solution).verdict == Verdict.PASSED
+
+
+DELEGATED_CHILD = """
+import json, os, sys
+from pathlib import Path
+sys.path.insert(0, {root!r})
+unit = Path(sys.argv[1])
+if sys.argv[2] == "in-unit":
+    (unit / "cgroup.procs").write_text(str(os.getpid()))
+if sys.argv[2] == "in-leaf":
+    (unit / "dikkat-workers" / "cgroup.procs").write_text(str(os.getpid()))
+from grader.core import cgroups
+backend = cgroups.discover_v2()
+backend.prepare()
+own = cgroups.own_cgroup_v2(cgroups.cgroup2_mount())
+print(json.dumps({{"own": str(own), "parent": str(backend.parent), "note": backend.description}}))
+"""
+
+
+@pytest.fixture
+def unit(tmp_path):
+    """A cgroup standing in for a systemd unit with Delegate=yes, on the real v2 mount."""
+    mount = cgroups.cgroup2_mount()
+    if mount is None or os.geteuid() != 0:
+        pytest.skip("no cgroup2 mount writable by this process")
+    path = mount / f"dikkat-test-unit-{os.getpid()}"
+    path.mkdir()
+    yield path
+    for child in (path / "dikkat-workers", path / cgroups.GROUP, path):
+        for pid in cgroups._read_ints(child / "cgroup.procs"):
+            (mount / "cgroup.procs").write_text(str(pid))
+        if child.exists():
+            child.rmdir()
+
+
+def _delegated_child(tmp_path, unit, how):
+    script = tmp_path / "child.py"
+    script.write_text(DELEGATED_CHILD.format(root=str(Path(__file__).resolve().parents[2])))
+    env = {k: v for k, v in os.environ.items() if k != "DIKKAT_GRADER_CGROUP"}
+    if how == "explicit":
+        env["DIKKAT_GRADER_CGROUP"] = str(unit)
+    where = {"own": "in-unit", "leaf": "in-leaf", "explicit": "-"}[how]
+    out = subprocess.run([sys.executable, str(script), str(unit), where],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    import json
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_worker_alone_in_its_delegated_cgroup_moves_into_a_leaf_and_hosts_the_runs_beside_it(tmp_path, unit):
+    seen = _delegated_child(tmp_path, unit, "own")
+    assert seen["own"] == str(unit / "dikkat-workers"), "no process left in the unit: it may pass controllers"
+    assert seen["parent"] == str(unit / cgroups.GROUP)
+    assert (unit / cgroups.GROUP).is_dir()
+
+
+def test_workers_started_in_the_leaf_use_the_unit_not_a_nested_leaf(tmp_path, unit):
+    (unit / "dikkat-workers").mkdir()
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        # serve moved itself (here: a sleeper) into the leaf before starting the worker
+        (unit / "dikkat-workers" / "cgroup.procs").write_text(str(sleeper.pid))
+        seen = _delegated_child(tmp_path, unit, "leaf")  # a worker serve started: born in the leaf
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert seen["parent"] == str(unit / cgroups.GROUP)
+    assert seen["own"] == str(unit / "dikkat-workers")
+
+
+def test_a_shared_cgroup_is_not_taken_over(tmp_path, unit):
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        (unit / "cgroup.procs").write_text(str(sleeper.pid))  # e.g. a web server in the same unit
+        backend = cgroups.plan_v2(unit)
+        assert "other process" in backend.description and not {"pids", "memory"} & backend.caps
+        assert str(sleeper.pid) in (unit / "cgroup.procs").read_text(), "nothing was moved"
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_discovery_changes_nothing_until_a_run_needs_it(unit):
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        (unit / "cgroup.procs").write_text(str(sleeper.pid))
+        os.environ["DIKKAT_GRADER_CGROUP"] = str(unit)
+        try:
+            cgroups.discover_v2()
+        finally:
+            del os.environ["DIKKAT_GRADER_CGROUP"]
+        assert not (unit / "dikkat-workers").exists() and not (unit / cgroups.GROUP).exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
 
 
 # --- failing closed ------------------------------------------------------------------

@@ -27,6 +27,11 @@ class Command(BaseCommand):
         if workers and (problem := sandbox_problem()):
             # Fail closed: without a safe sandbox no worker could grade, and submissions would pile up.
             raise CommandError(f"Grading cannot run safely on this machine: {problem}")
+        if workers and os.geteuid() == 0:
+            from grader.core import cgroups
+
+            # cgroup v2: the workers are born in a leaf, so our cgroup can hand controllers to the runs.
+            cgroups.prepare_for_workers()
         python = sys.executable
         manage = os.path.join(settings.BASE_DIR, "manage.py")
         web_cmd = [
