@@ -144,6 +144,12 @@ class Submission(models.Model):
         return render_message(self.message)
 
     @property
+    def message_context(self) -> str:
+        """The lines of code a message points at (a syntax error, a leftover placeholder)."""
+        params = (self.message or {}).get("params") or {}
+        return params.get("context") or ""
+
+    @property
     def score_percent(self) -> int | None:
         return None if self.score is None else round(self.score * 100)
 

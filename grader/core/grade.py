@@ -8,8 +8,10 @@ hints used to choose a message (exception type and line), never to pass.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import enum
+import re
 import logging
 import signal as signal_module
 import time
@@ -157,6 +159,7 @@ def parse_status(data: dict | None) -> dict | None:
         "status": data["status"],
         "exc_type": _text(data.get("exc_type"), 100),
         "line": _int(data.get("line"), 1, 10**6),
+        "offset": _int(data.get("offset"), 1, 10**6),
         "detail": _text(data.get("detail"), 4000),
         "traceback": [],
         "results": {},
@@ -316,6 +319,8 @@ def _result_problem_message(name: str, problem: dict | LoadProblem | None, spec:
         if code in ("type", "convert", "none"):
             if hidden:
                 return Message(M.CASE_NOT_ARRAY_HIDDEN, {"result": name})
+            if problem["type"] == "ellipsis":
+                return Message(M.CASE_PLACEHOLDER, {"result": name})
             return Message(M.CASE_NOT_ARRAY, {"result": name, "type": problem["type"] or "None"})
         if code == "dtype":
             return Message(M.CASE_NOT_NUMERIC, {"result": name, "dtype": "?"})
@@ -342,12 +347,11 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
     for index in run.order:
         case = cases[index]
         hidden = case.hidden and not author
+        if module is not None:
+            continue  # the program never reached the cases: one message says why, no list of "not run"
         cr = CaseResult(name=case.name, passed=False, hidden=case.hidden, weight=case.weight)
         tests[index] = cr
         crun = run.cases.get(index)
-        if module is not None:
-            cr.message = Message(M.CASE_NOT_RUN)
-            continue
         if crun is None or not crun.finished:  # None: its phase was never reached
             if stopped_at is None:  # the first unfinished case is where the program stopped
                 stopped_at = index
@@ -428,7 +432,7 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
             result.message = Message(M.MEMORY_LIMIT, {"mb": limits.memory_mb})
         else:
             result.verdict = Verdict.ERROR
-            result.message = _module_message(module, spec, source_lines)
+            result.message = _module_message(module, spec, code)
     elif first is not None and first[1] == "timeout" and in_setup:
         result.verdict = Verdict.TIMEOUT
         seconds = limits.cpu_seconds if outcome.cpu_exceeded else limits.wall_seconds
@@ -466,11 +470,73 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
-def _module_message(module: dict, spec: ExerciseSpec, source_lines: int) -> Message:
+SYNTAX_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"'(?P<bracket>[(\[{])' was never closed"), M.SYNTAX_UNCLOSED),
+    (re.compile(r"unmatched '(?P<bracket>[)\]}])'"), M.SYNTAX_UNMATCHED),
+    (re.compile(r"closing parenthesis '(?P<bracket>[)\]}])' does not match"), M.SYNTAX_UNMATCHED),
+    (re.compile(r"expected ':'"), M.SYNTAX_COLON),
+    (re.compile(r"unterminated (triple-quoted )?string literal"), M.SYNTAX_STRING),
+    (re.compile(r"indent|unindent"), M.SYNTAX_INDENT),
+    (re.compile(r"invalid (non-printable )?character '?(?P<char>[^' ]*)'? ?\((?P<code>U\+[0-9A-F]+)\)"), M.SYNTAX_CHARACTER),
+    (re.compile(r"invalid non-printable character (?P<code>U\+[0-9A-F]+)"), M.SYNTAX_CHARACTER),
+    (re.compile(r"Perhaps you forgot a comma"), M.SYNTAX_COMMA),
+]
+
+
+SYNTAX_MSGIDS = {msgid for _, msgid in SYNTAX_PATTERNS} | {M.SYNTAX_GENERIC}
+
+
+def syntax_message(detail: str, line: int | str, source: str, offset: int | None) -> Message:
+    """A syntax error in plain words, with the line (and the one before) shown as ``context``."""
+    params: dict[str, Any] = {"line": line}
+    msgid = M.SYNTAX_GENERIC
+    for pattern, candidate in SYNTAX_PATTERNS:
+        found = pattern.search(detail)
+        if found:
+            msgid = candidate
+            groups = found.groupdict()
+            if "bracket" in groups:
+                params["bracket"] = groups["bracket"]
+            if "code" in groups:
+                params["char"] = groups["code"]
+            break
+    if msgid == M.SYNTAX_GENERIC:
+        params["detail"] = detail[:200]
+    params["context"] = code_context(source, line, offset)
+    return Message(msgid, params)
+
+
+def code_context(source: str, line: int | str, offset: int | None = None) -> str:
+    """``  3 | code`` for the line before and the line itself, a caret under ``offset``."""
+    if not isinstance(line, int):
+        return ""
+    lines = source.splitlines()
+    width = len(str(line))
+    shown = []
+    for number in (line - 1, line):
+        if 1 <= number <= len(lines):
+            shown.append(f"{number:>{width}} | {lines[number - 1][:200]}")
+    if offset and 1 <= line <= len(lines) and offset <= len(lines[line - 1]) + 1 and offset <= 200:
+        shown.append(" " * width + " | " + " " * (offset - 1) + "^")
+    return "\n".join(shown)
+
+
+def placeholder_lines(source: str) -> list[int]:
+    """Lines where the starter's ``...`` placeholder is still an expression of the code."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    return sorted({node.lineno for node in ast.walk(tree)
+                   if isinstance(node, ast.Constant) and node.value is Ellipsis})
+
+
+def _module_message(module: dict, spec: ExerciseSpec, source: str) -> Message:
     status = module["status"]
+    source_lines = len(source.splitlines())
     if status == "syntax":
-        return Message(M.SYNTAX_ERROR, {"line": _line_ok(module.get("line"), source_lines) or "?",
-                                        "detail": module.get("detail", "")[:300]})
+        line = _line_ok(module.get("line"), source_lines) or "?"
+        return syntax_message(module.get("detail", ""), line, source, module.get("offset"))
     if status == "missing_function":
         return Message(M.MISSING_FUNCTION, {"function": spec.function})
     if status == "not_callable":
@@ -553,10 +619,25 @@ def grade(
         return _internal_error(started, "grading")
     if variants and result.verdict != Verdict.PASSED:
         result.misconception = _misconception(result, cases, variants, spec)
+    _point_at_placeholders(result, source)
     if result.verdict == Verdict.INTERNAL_ERROR:
         log.error("internal error: %s", run.outcome.log_tail)
     result.duration_ms = int((time.monotonic() - started) * 1000)
     return result
+
+
+def _point_at_placeholders(result: GradeResult, source: str) -> None:
+    """An untouched starter fails for a plain reason: its ``...`` are still there. Say that."""
+    if result.verdict not in (Verdict.FAILED, Verdict.ERROR):
+        return
+    if result.message is not None and result.message.msgid in SYNTAX_MSGIDS:
+        return  # a syntax error says more
+    lines = placeholder_lines(source)
+    if lines:
+        result.message = Message(M.PLACEHOLDERS_LEFT, {
+            "lines": ", ".join(map(str, lines[:5])) + (" …" if len(lines) > 5 else ""),
+            "context": code_context(source, lines[0]),
+        })
 
 
 def _misconception(result: GradeResult, cases: list[Case], variants: dict[str, Reference], spec: ExerciseSpec) -> str | None:

@@ -74,7 +74,29 @@ OUTPUT_LIMIT = _(
     "Your program printed more than %(limit)s bytes. Print less, for example "
     "only shapes instead of whole arrays."
 )
-SYNTAX_ERROR = _("Syntax error on line %(line)s: %(detail)s")
+SYNTAX_ERROR = _("Syntax error on line %(line)s: %(detail)s")  # kept for stored feedback
+# Syntax errors in plain words (Python's own English text only as a last resort); the
+# offending line is shown separately as ``context``.
+SYNTAX_UNCLOSED = _("Line %(line)s: the bracket %(bracket)s is opened but never closed.")
+SYNTAX_UNMATCHED = _("Line %(line)s: %(bracket)s closes a bracket that was never opened (or is the wrong kind).")
+SYNTAX_COLON = _(
+    "Line %(line)s: a colon (:) is missing at the end of the line; lines starting with def, if, "
+    "for or while end with one."
+)
+SYNTAX_STRING = _("Line %(line)s: a text in quotes is not closed: a quote mark is missing.")
+SYNTAX_INDENT = _(
+    "Line %(line)s: the indentation does not fit. Indent the body of def, if or for by four "
+    "spaces and line up the lines of one block."
+)
+SYNTAX_CHARACTER = _(
+    "Line %(line)s: a character Python does not accept (%(char)s), often from copied text; type it again."
+)
+SYNTAX_COMMA = _("Line %(line)s: Python cannot read this line; is a comma missing between two values?")
+SYNTAX_GENERIC = _("Line %(line)s: Python cannot read this line (Python says: %(detail)s).")
+PLACEHOLDERS_LEFT = _(
+    "The starter's ... placeholders are still in your code (line %(lines)s): replace each one with your own code."
+)
+CASE_PLACEHOLDER = _("%(result)s is ... (the starter's placeholder): replace it with your code.")
 MODULE_EXCEPTION = _(
     "Your code raised %(exc_type)s on line %(line)s before any case ran: %(detail)s"
 )

@@ -131,12 +131,17 @@ def describe_exception(exc, source_lines):
     except BaseException:
         frames = []
     line = frames[-1][0] if frames else None
+    offset = None
+    detail = safe_text(lambda: str(exc), 500)
     if isinstance(exc, SyntaxError) and getattr(exc, "filename", None) == CODE_NAME:
         line = exc.lineno if isinstance(exc.lineno, int) else line
+        offset = exc.offset if isinstance(exc.offset, int) else None
+        detail = safe_text(lambda: exc.msg, 500)  # without "(submission.py, line 3)"
     return {
         "exc_type": safe_text(lambda: type(exc).__name__, 100),
         "line": line,
-        "detail": safe_text(lambda: str(exc), 500),
+        "offset": offset,
+        "detail": detail,
         "traceback": frames[-10:],
     }
 

@@ -672,12 +672,43 @@ def test_bad_sources_are_rejected_without_counting(strict, source, msgid):
     assert result.tests == []
 
 
-def test_syntax_error_is_an_error_with_the_line(strict):
+def test_syntax_error_is_an_error_with_the_line_shown_in_context(strict):
     result = strict.grade("import numpy as np\n\ndef attention(Q, K, V, mask=None)\n    return Q\n")
     assert result.verdict == Verdict.ERROR
-    assert result.message.msgid == M.SYNTAX_ERROR
+    assert result.message.msgid == M.SYNTAX_COLON
     assert result.message.params["line"] == 3
+    assert result.message.params["context"].splitlines() == [
+        "2 | ",
+        "3 | def attention(Q, K, V, mask=None)",
+        "  |                                  ^",
+    ]
+    assert result.tests == [], "one explanation, not a 'not run' line per case"
     assert result.counts_as_attempt
+
+
+@pytest.mark.parametrize("source, msgid, param", [
+    ("def attention(Q, K, V, mask=None):\n    return (Q @ K.T\n", M.SYNTAX_UNCLOSED, ("bracket", "(")),
+    ("def attention(Q, K, V, mask=None):\n    return Q @ K.T)\n", M.SYNTAX_UNMATCHED, ("bracket", ")")),
+    ("def attention(Q, K, V, mask=None):\n    return 'Q\n", M.SYNTAX_STRING, None),
+    ("def attention(Q, K, V, mask=None):\nreturn Q\n", M.SYNTAX_INDENT, None),
+    ("def attention(Q, K, V, mask=None):\n    return Q \u2026 K\n", M.SYNTAX_CHARACTER, ("char", "U+2026")),
+    ("def attention(Q, K, V, mask=None):\n    return f(Q K)\n", M.SYNTAX_COMMA, None),
+])
+def test_syntax_errors_are_explained_in_plain_words(strict, source, msgid, param):
+    result = strict.grade(source)
+    assert result.message.msgid == msgid, result.message
+    if param:
+        assert result.message.params[param[0]] == param[1]
+    assert "2 | " in result.message.params["context"]
+
+
+def test_an_untouched_starter_is_told_that_its_placeholders_are_still_there(strict):
+    starter = "import numpy as np\n\ndef attention(Q, K, V, mask=None):\n    scores = ...\n    return ...\n"
+    result = strict.grade(starter)
+    assert result.message.msgid == M.PLACEHOLDERS_LEFT, result.message
+    assert result.message.params["lines"] == "4, 5"
+    visible = result.tests[0].message
+    assert visible.msgid == M.CASE_PLACEHOLDER and "ellipsis" not in visible.render()
 
 
 def test_hanging_top_level_code_is_a_setup_timeout(strict, host):
@@ -703,7 +734,7 @@ def attention(Q, K, V, mask=None):
     assert result.message.msgid == M.MODULE_EXCEPTION
     assert result.message.params["exc_type"] == "ValueError"
     assert "matmul" in result.message.params["detail"]
-    assert all(t.message.msgid == M.CASE_NOT_RUN for t in result.tests)
+    assert result.tests == []
 
 
 def test_flooding_the_status_pipe_does_not_keep_the_host_busy(strict, host):
