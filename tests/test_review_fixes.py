@@ -53,7 +53,7 @@ def test_used_up_question_is_refused_before_anything_runs(client, alice, quiz):
     started = timezone.now()
     response = client.post(url, {"blank-0": "__import__('time').sleep(30)"}, follow=True)
     assert (timezone.now() - started).total_seconds() < 3  # no sandbox was started
-    assert "bütün deneme hakkını kullandın" in response.text
+    assert "bütün deneme hakkınızı kullandınız" in response.text
     assert Attempt.objects.count() == 1
 
 

@@ -39,7 +39,7 @@ def test_multiple_choice_partial_credit(page, quiz_live, logged_in):
     question.get_by_label("Softmax satırları 1'e tamamlar.").check()
     question.get_by_role("button", name="Cevabımı kontrol et").click()
     expect(item(page, "true-facts")).to_contain_text("Kısmen doğru")
-    expect(item(page, "true-facts")).to_contain_text("2 deneme hakkın kaldı")
+    expect(item(page, "true-facts")).to_contain_text("2 deneme hakkınız kaldı")
 
 
 def test_matching_by_drag_and_drop_and_by_keyboard(page, quiz_live, logged_in):
@@ -119,7 +119,7 @@ def test_a_code_blank_without_javascript_shows_checking_then_the_result(page, qu
     for _ in range(60):
         if "Doğru!" in question.inner_text():
             break
-        expect(question).to_contain_text("Kodun korumalı alanda çalışıyor")
+        expect(question).to_contain_text("Kodunuz korumalı alanda çalışıyor")
         page.wait_for_timeout(500)
         question.get_by_role("link", name="Yenile").click()
     expect(item(page, "score-fill").get_by_text("Doğru!")).to_be_visible()

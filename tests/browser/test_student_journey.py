@@ -20,7 +20,7 @@ def test_new_student_signs_up_enrols_reads_and_moves_between_lessons(page, cours
     page.get_by_label("Parola:", exact=True).fill("çay-Demlendi-2026")
     page.get_by_label("Parola onayı:").fill("çay-Demlendi-2026")
     page.get_by_role("button", name="Kaydol").click()
-    expect(page.get_by_text("Hoş geldin, zeynep!")).to_be_visible()
+    expect(page.get_by_text("Hoş geldiniz, zeynep!")).to_be_visible()
 
     page.get_by_role("link", name="Mini kurs").click()
     page.get_by_role("button", name="Bu kursa kaydol").click()
