@@ -66,6 +66,7 @@ INSTALLED_APPS = [
     "courses",
     "grader",
     "instructors",
+    "assessments",
 ]
 
 MIDDLEWARE = [

@@ -7,6 +7,7 @@ Layout (documented in docs/authoring.md):
     <course>/<lesson folder>/questions.toml         [[questions]] … (optional)
     <course>/<lesson folder>/questions/*.toml       one question per file (optional)
     <course>/<lesson folder>/<exercise folder>/exercise.toml, starter.py, solution.py, …
+    <course>/assessments/<slug>.toml                graded homework and exams (optional)
 
 Nothing here touches the database: ``load_course`` is shared by validate_course and
 import_course, and the import only writes once the whole course loaded without a problem.
@@ -16,6 +17,7 @@ import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from .kinds import REGISTRY, SpecProblem, get_kind
@@ -35,6 +37,10 @@ COURSE_KEYS = {"slug", "title", "summary", "description", "enrollment", "enrollm
 LESSON_KEYS = {"slug", "title", "order", "summary"}
 EXERCISE_KEYS = {"slug", "title", "order", "prompt", "reveal", "misconceptions"}  # plus the grader's keys
 MAX_SOURCE_BYTES = 64 * 1024
+ASSESSMENT_KEYS = {"slug", "title", "kind", "opens", "due", "closes", "late", "time_limit_minutes", "password",
+                   "feedback", "max_attempts", "items"}
+ASSESSMENT_KINDS = ("homework", "exam")
+FEEDBACK_POLICIES = ("immediate", "score_only", "after_close")
 
 
 @dataclass
@@ -95,6 +101,29 @@ class LessonSource:
 
 
 @dataclass
+class AssessmentSource:
+    slug: str
+    title: str
+    kind: str  # homework | exam
+    opens: datetime
+    due: datetime
+    closes: datetime
+    late: list[dict]  # [{"until": datetime, "credit": float}], in time order
+    time_limit_minutes: int | None
+    password: str
+    feedback: str
+    max_attempts: int | None
+    # [{"item": slug, "points": p}] or [{"pool": [slugs], "pick": n, "points": p}] (points per drawn item)
+    items: list[dict]
+    file: str
+    line: int
+
+    def item_slugs(self) -> list[str]:
+        """Every item the assessment may use: fixed items and pool members, in order."""
+        return [slug for entry in self.items for slug in ([entry["item"]] if "item" in entry else entry["pool"])]
+
+
+@dataclass
 class CourseSource:
     slug: str = ""
     title: str = ""
@@ -105,6 +134,7 @@ class CourseSource:
     score_policy: str = "best"
     root: Path = Path()
     lessons: list[LessonSource] = field(default_factory=list)
+    assessments: list[AssessmentSource] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
     def all_questions(self) -> list[QuestionSource]:
@@ -125,6 +155,9 @@ class CourseSource:
                     "exercises": [e.slug for e in lesson.exercises],
                 }
                 for lesson in self.lessons
+            ],
+            "assessments": [
+                {"slug": a.slug, "items": a.item_slugs(), "kind": a.kind} for a in self.assessments
             ],
             "problems": [p.as_dict() for p in self.problems],
         }
@@ -220,6 +253,7 @@ class _Loader:
                 self.course.lessons.append(lesson)
         self.course.lessons.sort(key=lambda lesson: (lesson.order, lesson.slug))
         self.check_duplicates()
+        self.load_assessments()
         return self.course
 
     def load_course_file(self, doc: TomlSource) -> None:
@@ -444,6 +478,196 @@ class _Loader:
             if exercise.slug in items:
                 self.course.problems.append(Problem(exercise.file, 1, f"duplicate item slug {exercise.slug!r} (also in {items[exercise.slug]})"))
             items[exercise.slug] = exercise.file
+
+
+    # -- assessments ---------------------------------------------------------------------
+    def load_assessments(self) -> None:
+        known = {q.slug for q in self.course.all_questions()} | {e.slug for e in self.course.all_exercises()}
+        seen: dict[str, str] = {}
+        for path in sorted((self.root / "assessments").glob("*.toml")):
+            doc = self.read_toml(path)
+            if not doc:
+                continue
+            assessment = self.load_assessment(doc, known)
+            if assessment is None:
+                continue
+            if assessment.slug in seen:
+                self.problem(path, doc.line_of("slug"),
+                             f"duplicate assessment slug {assessment.slug!r} (also in {seen[assessment.slug]})")
+                continue
+            seen[assessment.slug] = assessment.file
+            self.course.assessments.append(assessment)
+        self.course.assessments.sort(key=lambda a: (a.opens, a.slug))
+
+    def load_assessment(self, doc: TomlSource, known: set[str]) -> AssessmentSource | None:
+        path, data = doc.path, doc.data
+        before = len(self.course.problems)
+        self.unknown_keys(doc, data, ASSESSMENT_KEYS)
+        slug = self.slug(doc)
+        if slug and path.stem != slug:
+            self.problem(path, doc.line_of("slug"), f"the file of assessment {slug!r} must be named {slug}.toml")
+        title = self.string(doc, ("title",), required=True)
+        kind = self.string(doc, ("kind",), required=True)
+        if kind and kind not in ASSESSMENT_KINDS:
+            self.problem(path, doc.line_of("kind"), f"kind must be one of: {', '.join(ASSESSMENT_KINDS)}")
+        opens = self.moment(doc, "opens", required=True)
+        due = self.moment(doc, "due", required=True)
+        late = self.late_windows(doc, due)
+        closes = self.moment(doc, "closes")
+        if closes is None:  # the end of the last late window, else the due date
+            closes = late[-1]["until"] if late else due
+        if opens and due and not opens < due:
+            self.problem(path, doc.line_of("due"), "due must be after opens")
+        if due and closes and closes < due:
+            self.problem(path, doc.line_of("closes"), "closes must not be before due")
+        if due and closes and late and late[-1]["until"] != closes:
+            self.problem(path, doc.line_of("closes"), "closes must be the `until` of the last late window "
+                                                      "(work received after due needs a late window that gives its credit)")
+        elif due and closes and closes > due and not late:
+            self.problem(path, doc.line_of("closes"), "closes is after due but there is no late window: add "
+                                                      "late = [{ until = …, credit = 0.5 }] or remove closes")
+        time_limit = self.whole_number(doc, "time_limit_minutes")
+        if kind == "exam" and time_limit is None and "time_limit_minutes" not in data:
+            self.problem(path, 1, "an exam needs time_limit_minutes (the time a student has once started)")
+        if kind == "homework" and "time_limit_minutes" in data:
+            self.problem(path, doc.line_of("time_limit_minutes"),
+                         "time_limit_minutes is for exams only (homework has a due date instead)")
+        password = self.string(doc, ("password",))
+        if "password" in data and isinstance(data["password"], str) and not password.strip():
+            self.problem(path, doc.line_of("password"), "password is empty: remove it or give one")
+        feedback = self.string(doc, ("feedback",), default="immediate")
+        if feedback not in FEEDBACK_POLICIES:
+            self.problem(path, doc.line_of("feedback"), f"feedback must be one of: {', '.join(FEEDBACK_POLICIES)}")
+        max_attempts = self.whole_number(doc, "max_attempts")
+        items = self.assessment_items(doc, known)
+        if len(self.course.problems) > before:
+            return None
+        return AssessmentSource(
+            slug=slug, title=title, kind=kind, opens=opens, due=due, closes=closes, late=late,
+            time_limit_minutes=time_limit, password=password, feedback=feedback, max_attempts=max_attempts,
+            items=items, file=self.rel(path), line=1,
+        )
+
+    def moment(self, doc: TomlSource, key: str, *, required=False, value=None, line=None) -> datetime | None:
+        """A date and time with its UTC offset (2026-12-08T23:59:00+03:00)."""
+        value = doc.data.get(key) if value is None else value
+        line = line or doc.line_of(key)
+        if value is None:
+            if required:
+                self.problem(doc.path, line, f"missing required key {key!r}")
+            return None
+        if not isinstance(value, datetime) or value.tzinfo is None:
+            self.problem(doc.path, line, f"{key} must be a date and time with its offset, "
+                                         f"such as 2026-12-08T23:59:00+03:00 (unquoted)")
+            return None
+        return value
+
+    def whole_number(self, doc: TomlSource, key: str) -> int | None:
+        value = doc.data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            self.problem(doc.path, doc.line_of(key), f"{key} must be a whole number ≥ 1")
+            return None
+        return value
+
+    def late_windows(self, doc: TomlSource, due: datetime | None) -> list[dict]:
+        entries = doc.data.get("late", [])
+        if not isinstance(entries, list):
+            self.problem(doc.path, doc.line_of("late"), "late must be a list: [{ until = …, credit = 0.8 }, …]")
+            return []
+        windows: list[dict] = []
+        for index, entry in enumerate(entries):
+            line = _nth_line(doc, "late", "until", index)
+            if not isinstance(entry, dict):
+                self.problem(doc.path, line, "each late window must be a table { until = …, credit = … }")
+                continue
+            self.unknown_keys(doc, entry, {"until", "credit"}, ("late",))
+            until = self.moment(doc, "until", required=True, value=entry.get("until"), line=line)
+            credit = entry.get("credit")
+            if not isinstance(credit, (int, float)) or isinstance(credit, bool) or not 0 < credit <= 1:
+                self.problem(doc.path, line, "a late window's credit must be a number in (0, 1], such as 0.8")
+                continue
+            if until is None:
+                continue
+            previous = windows[-1]["until"] if windows else due
+            if previous is not None and until <= previous:
+                self.problem(doc.path, line, "late windows must end after due and after the window before them")
+                continue
+            windows.append({"until": until, "credit": float(credit)})
+        return windows
+
+    def assessment_items(self, doc: TomlSource, known: set[str]) -> list[dict]:
+        entries = doc.data.get("items")
+        if not isinstance(entries, list) or not entries:
+            self.problem(doc.path, doc.line_of("items") if "items" in doc.data else 1,
+                         "items must be a non-empty list of item slugs and pools")
+            return []
+        items, used = [], set()
+
+        def check(slug, line: int) -> bool:
+            if not isinstance(slug, str):
+                self.problem(doc.path, line, "an item must be a question or exercise slug (a string)")
+                return False
+            at = _nth_line(doc, "items", f'"{slug}"', 0)
+            if slug not in known:
+                self.problem(doc.path, at, f"no question or exercise with slug {slug!r} in this course")
+                return False
+            if slug in used:
+                self.problem(doc.path, at, f"item {slug!r} appears twice in this assessment")
+                return False
+            used.add(slug)
+            return True
+
+        def points_of(entry: dict, line: int) -> float:
+            points = entry.get("points", 1)
+            if not isinstance(points, (int, float)) or isinstance(points, bool) or points <= 0:
+                self.problem(doc.path, line, "points must be a number > 0")
+                return 1.0
+            return float(points)
+
+        items_line = doc.line_of("items")
+        for index, entry in enumerate(entries):
+            if isinstance(entry, str):
+                if check(entry, items_line):
+                    items.append({"item": entry, "points": 1.0})
+                continue
+            if not isinstance(entry, dict):
+                self.problem(doc.path, items_line, "an item must be a slug or a table such as "
+                                                   "{ pool = [\"a\", \"b\"], pick = 1 }")
+                continue
+            line = _nth_line(doc, "items", "{", sum(1 for e in entries[:index] if isinstance(e, dict)))
+            self.unknown_keys(doc, entry, {"item", "pool", "pick", "points"}, ("items",))
+            points = points_of(entry, line)
+            if "item" in entry:
+                if check(entry["item"], line):
+                    items.append({"item": entry["item"], "points": points})
+                continue
+            pool, pick = entry.get("pool"), entry.get("pick")
+            if not isinstance(pool, list) or not pool:
+                self.problem(doc.path, line, "a pool needs pool = [\"slug\", …] (or use item = \"slug\")")
+                continue
+            if not isinstance(pick, int) or isinstance(pick, bool) or pick < 1:
+                self.problem(doc.path, line, "a pool needs pick = how many of its items each student gets (≥ 1)")
+                continue
+            if pick > len(pool):
+                self.problem(doc.path, line, f"the pool has {len(pool)} item(s), too few to pick {pick}")
+                continue
+            if all([check(slug, line) for slug in pool]):
+                items.append({"pool": list(pool), "pick": pick, "points": points})
+        return items
+
+
+def _nth_line(doc: TomlSource, key: str, needle: str, n: int) -> int:
+    """The file line of the n-th ``needle`` at or after ``key`` (values of inline arrays such as
+    items and late, which TomlSource.line_of cannot look into); the key's line if not found."""
+    start = doc.line_of(key) - doc.first_line
+    seen = -1
+    for number, text in enumerate(doc.text.splitlines()[start:], start):
+        seen += text.count(needle)
+        if seen >= n:
+            return number + doc.first_line
+    return start + doc.first_line
 
 
 def _lookup(data, keys: tuple):

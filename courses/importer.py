@@ -5,7 +5,9 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
-from .authoring import CourseSource, Problem, load_course
+from assessments.models import Assessment
+
+from .authoring import AssessmentSource, CourseSource, Problem, load_course
 from .models import Course, Exercise, Lesson, Question
 
 
@@ -121,5 +123,17 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
         _retire(course.lessons.all(), {l.slug for l in source.lessons}, report, "lesson")
         _retire(course.questions.all(), {q.slug for q in source.all_questions()}, report, "question")
         _retire(course.exercises.all(), {e.slug for e in source.all_exercises()}, report, "exercise")
+        for a in source.assessments:
+            _sync(Assessment, {"course": course, "slug": a.slug}, _assessment_values(a), report, "assessment", a.slug)
+        _retire(course.assessments.all(), {a.slug for a in source.assessments}, report, "assessment")
         Course.objects.filter(pk=course.pk).update(imported_at=timezone.now())
     return report
+
+
+def _assessment_values(a: AssessmentSource) -> dict:
+    return {
+        "title": a.title, "kind": a.kind, "opens": a.opens, "due": a.due, "closes": a.closes,
+        "late": [{"until": w["until"].isoformat(), "credit": w["credit"]} for w in a.late],
+        "time_limit_minutes": a.time_limit_minutes, "password": a.password, "feedback": a.feedback,
+        "max_attempts": a.max_attempts, "items": a.items, "source_file": a.file, "retired": False,
+    }

@@ -1,0 +1,411 @@
+"""Graded assessments: homework with due dates and late windows, timed exams.
+
+An assessment is course content (authored in ``assessments/<slug>.toml``, imported with the
+course, retired instead of deleted). It does not copy items: it names questions and exercises
+of its course, and the answers and submissions a student sends *on the assessment's page* are
+linked to it (``HandIn``). Credit is never stored: it is computed from when each hand-in was
+received and the student's effective dates (the assessment's, moved by an override), so an
+extension given later applies to work already received, and a grading queue that finishes
+after the due date changes nothing.
+"""
+
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import models, transaction
+from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy as _
+
+from courses.models import RETIRE_HELP, ActiveQuerySet, Course
+
+
+class Refused(Exception):
+    """Work not accepted for an assessment; the message (translated) says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Windows:
+    """One student's dates for an assessment, overrides applied."""
+
+    opens: datetime
+    due: datetime
+    closes: datetime
+    late: tuple[tuple[datetime, float], ...]  # (until, credit), in time order
+
+    def credit_at(self, received: datetime) -> float | None:
+        """The share of the score that work received at ``received`` earns; None: not accepted."""
+        if received < self.opens or received > self.closes:
+            return None
+        if received <= self.due:
+            return 1.0
+        for until, credit in self.late:
+            if received <= until:
+                return credit
+        return None
+
+    def state_at(self, now: datetime) -> str:
+        """"upcoming", "open", "late" or "closed"."""
+        if now < self.opens:
+            return "upcoming"
+        if now <= self.due:
+            return "open"
+        return "late" if now <= self.closes else "closed"
+
+
+class Assessment(models.Model):
+    class Kind(models.TextChoices):
+        HOMEWORK = "homework", _("homework")
+        EXAM = "exam", _("exam")
+
+    class Feedback(models.TextChoices):
+        IMMEDIATE = "immediate", _("immediate")
+        SCORE_ONLY = "score_only", _("score only")
+        AFTER_CLOSE = "after_close", _("after the close")
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="assessments", verbose_name=_("course"))
+    slug = models.SlugField(_("slug"))
+    title = models.CharField(_("title"), max_length=200)
+    kind = models.CharField(_("kind"), max_length=8, choices=Kind)
+    opens = models.DateTimeField(_("opens"))
+    due = models.DateTimeField(_("due"))
+    closes = models.DateTimeField(_("closes"))
+    # [{"until": ISO 8601 with offset, "credit": 0.8}], in time order; the last until is closes.
+    late = models.JSONField(_("late windows"), default=list, blank=True)
+    time_limit_minutes = models.PositiveIntegerField(_("time limit (minutes)"), null=True, blank=True)
+    password = models.CharField(_("password"), max_length=200, blank=True)
+    feedback = models.CharField(_("feedback"), max_length=16, choices=Feedback, default=Feedback.IMMEDIATE)
+    max_attempts = models.PositiveIntegerField(_("attempts per item"), null=True, blank=True)
+    # [{"item": slug, "points": 1.0}] or [{"pool": [slugs], "pick": 2, "points": 1.0}] (points per drawn item)
+    items = models.JSONField(_("items"), default=list)
+    # after_close feedback may be shown before the close when an instructor releases it.
+    feedback_released = models.BooleanField(_("feedback released"), default=False)
+    source_file = models.CharField(_("source file"), max_length=500, blank=True)
+    retired = models.BooleanField(_("retired"), default=False, help_text=RETIRE_HELP)
+
+    objects = ActiveQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["course", "opens", "slug"]
+        constraints = [
+            models.UniqueConstraint(fields=["course", "slug"], name="assessment_slug_unique_in_course")
+        ]
+        verbose_name = _("assessment")
+        verbose_name_plural = _("assessments")
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def is_exam(self) -> bool:
+        return self.kind == self.Kind.EXAM
+
+    # -- dates -------------------------------------------------------------------------------
+    def windows_for(self, override: "StudentOverride | None" = None) -> Windows:
+        """The student's dates: an extended due moves closes and every late window with it; an
+        explicit close in the override wins over the moved one."""
+        late = [(datetime.fromisoformat(w["until"]), float(w["credit"])) for w in self.late]
+        due, closes = self.due, self.closes
+        if override is not None and override.due is not None and override.due > due:
+            shift = override.due - due
+            due, closes = override.due, closes + shift
+            late = [(until + shift, credit) for until, credit in late]
+        if override is not None and override.closes is not None and override.closes != closes:
+            # The student's own close: windows ending before it stay; the rest of the time up to
+            # it earns the credit of the window it falls in (past every window: the last credit).
+            closes = max(override.closes, due)
+            after = [credit for until, credit in late if until >= closes]
+            last = after[0] if after else (late[-1][1] if late else 1.0)
+            late = [(until, credit) for until, credit in late if until < closes]
+            if closes > due:
+                late.append((closes, last))
+        return Windows(self.opens, due, closes, tuple(late))
+
+    # -- items -------------------------------------------------------------------------------
+    def item_slugs(self) -> list[str]:
+        return [slug for entry in self.items for slug in ([entry["item"]] if "item" in entry else entry["pool"])]
+
+    def items_for(self, user) -> list[dict]:
+        """The student's items in order, pools drawn once per student and kept:
+        [{"item": slug, "points": p}]."""
+        draws = PoolDraw.for_user(self, user)
+        out = []
+        for entry in self.items:
+            if "item" in entry:
+                out.append({"item": entry["item"], "points": float(entry["points"])})
+            else:
+                out.extend({"item": slug, "points": float(entry["points"])} for slug in draws[_pool_key(entry)])
+        return out
+
+    def item_objects(self) -> dict:
+        """slug → the course's Question or Exercise (retired ones too: their work is kept)."""
+        slugs = self.item_slugs()
+        found = {q.slug: q for q in self.course.questions.filter(slug__in=slugs).select_related("lesson", "course")}
+        found.update({e.slug: e for e in self.course.exercises.filter(slug__in=slugs).select_related("lesson", "course")})
+        return found
+
+    # -- one student's access ----------------------------------------------------------------
+    def override_for(self, user) -> "StudentOverride | None":
+        return self.overrides.filter(user=user).first()
+
+    def session_for(self, user) -> "AssessmentSession | None":
+        return self.sessions.filter(user=user).first()
+
+    def attempts_allowed(self, override: "StudentOverride | None") -> int | None:
+        if self.max_attempts is None:
+            return None
+        return self.max_attempts + (override.extra_attempts if override else 0)
+
+    def check_hand_in(self, user, slug: str, received: datetime) -> float:
+        """The credit for work on item ``slug`` received at ``received``, or Refused saying why.
+        Called before storing (to spare the grader) and again on the stored row's own time."""
+        if slug not in {entry["item"] for entry in self.items_for(user)}:
+            if slug in self.item_slugs():
+                raise Refused(gettext("This question is not part of your version of the assessment."))
+            raise Refused(gettext("This item is not part of this assessment."))
+        override = self.override_for(user)
+        windows = self.windows_for(override)
+        session = self.session_for(user)
+        if self.password and session is None:
+            raise Refused(gettext("Enter the assessment's password on its page first."))
+        if self.is_exam:
+            if session is None:
+                raise Refused(gettext("Start the exam on its page first."))
+            if session.submitted_at is not None:
+                raise Refused(gettext("You have handed in this exam; answers can no longer be changed."))
+            if received > session.deadline:
+                raise Refused(gettext("Your time for this exam is over; this answer was not saved."))
+        credit = windows.credit_at(received)
+        if credit is None:
+            if received < windows.opens:
+                raise Refused(gettext("This assessment is not open yet."))
+            raise Refused(gettext("This assessment is closed; work can no longer be handed in."))
+        allowed = self.attempts_allowed(override)
+        if allowed is not None and self.hand_ins.filter(user=user, item=slug).count() >= allowed:
+            raise Refused(gettext("You have used all your attempts for this item in this assessment."))
+        return credit
+
+    def feedback_shown(self, user, now: datetime | None = None) -> str:
+        """What a student sees of graded work: "full", "score" (score and how many parts are
+        wrong, never which) or "received" (only that it arrived)."""
+        if self.feedback == self.Feedback.IMMEDIATE:
+            return "full"
+        if self.feedback == self.Feedback.SCORE_ONLY:
+            return "score"
+        closes = self.windows_for(self.override_for(user)).closes
+        return "full" if self.feedback_released or (now or timezone.now()) > closes else "received"
+
+    def start(self, user, password: str = "", now: datetime | None = None) -> "AssessmentSession":
+        """Start an exam (or unlock a homework's password) for ``user``; starting again resumes."""
+        now = now or timezone.now()
+        if self.password and password != self.password:
+            raise Refused(gettext("That password is not right. Ask your instructor for it."))
+        with transaction.atomic():
+            session = AssessmentSession.objects.select_for_update().filter(assessment=self, user=user).first()
+            if session is not None:
+                return session
+            override = self.override_for(user)
+            windows = self.windows_for(override)
+            state = windows.state_at(now)
+            if state == "upcoming":
+                raise Refused(gettext("This assessment is not open yet."))
+            if state == "closed":
+                raise Refused(gettext("This assessment is closed; work can no longer be handed in."))
+            session = AssessmentSession.objects.create(
+                assessment=self, user=user, started_at=now,
+                deadline=self.deadline_for(now, windows, override),
+            )
+            if self.is_exam:
+                ExamLogEntry.objects.create(assessment=self, user=user, at=now, event=ExamLogEntry.Event.STARTED,
+                                            detail=f"deadline {session.deadline.isoformat()}")
+            return session
+
+    def deadline_for(self, started: datetime, windows: Windows, override: "StudentOverride | None") -> datetime:
+        if not self.is_exam or not self.time_limit_minutes:
+            return windows.closes
+        factor = override.time_factor if override else 1.0
+        return min(started + timedelta(minutes=self.time_limit_minutes * factor), windows.closes)
+
+
+def _pool_key(entry: dict) -> str:
+    # A pool is known by its members and pick: editing it makes a new draw, reordering does not.
+    return f"{entry['pick']}:" + ",".join(sorted(entry["pool"]))
+
+
+class PoolDraw(models.Model):
+    """Which pool items a student got: drawn once (seeded by assessment, student and pool, so a
+    lost row draws the same again) and kept."""
+
+    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="draws")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    draws = models.JSONField(default=dict)  # pool key → [slugs]
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["assessment", "user"], name="one_draw_per_student")]
+
+    @classmethod
+    def for_user(cls, assessment: Assessment, user) -> dict:
+        pools = [entry for entry in assessment.items if "pool" in entry]
+        if not pools:
+            return {}
+        row, _created = cls.objects.get_or_create(assessment=assessment, user=user)
+        missing = [entry for entry in pools if _pool_key(entry) not in row.draws]
+        if missing:
+            for entry in missing:
+                key = _pool_key(entry)
+                rng = random.Random(f"{assessment.course_id}:{assessment.slug}:{user.pk}:{key}")
+                row.draws[key] = rng.sample(sorted(entry["pool"]), entry["pick"])
+            cls.objects.filter(pk=row.pk).update(draws=row.draws)
+        return row.draws
+
+
+class StudentOverride(models.Model):
+    """One student's exceptions: later due/close, more time in exams, more attempts."""
+
+    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="overrides")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+",
+                             verbose_name=_("student"))
+    due = models.DateTimeField(_("extended due"), null=True, blank=True)
+    closes = models.DateTimeField(_("extended close"), null=True, blank=True)
+    time_factor = models.FloatField(_("time factor"), default=1.0)
+    extra_attempts = models.PositiveIntegerField(_("extra attempts"), default=0)
+    note = models.CharField(_("note"), max_length=500, blank=True)
+    set_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+",
+                               verbose_name=_("set by"))
+    set_at = models.DateTimeField(_("set at"), default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["assessment", "user"], name="one_override_per_student")]
+        verbose_name = _("override")
+        verbose_name_plural = _("overrides")
+
+    def __str__(self) -> str:
+        return f"{self.assessment.slug} · {self.user}"
+
+    def apply_to_session(self) -> None:
+        """A started exam's deadline follows a changed time factor or close (logged)."""
+        session = self.assessment.session_for(self.user)
+        if session is None or session.submitted_at is not None:
+            return
+        deadline = self.assessment.deadline_for(session.started_at, self.assessment.windows_for(self), self)
+        if deadline != session.deadline:
+            AssessmentSession.objects.filter(pk=session.pk).update(deadline=deadline)
+            ExamLogEntry.objects.create(assessment=self.assessment, user=self.user, event=ExamLogEntry.Event.EXTENDED,
+                                        detail=f"deadline {session.deadline.isoformat()} → {deadline.isoformat()}")
+
+
+class AssessmentSession(models.Model):
+    """A student's start: an exam's clock (the deadline is the server's), or a homework's
+    password entered once."""
+
+    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="sessions")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    started_at = models.DateTimeField(_("started"))
+    deadline = models.DateTimeField(_("deadline"))
+    submitted_at = models.DateTimeField(_("handed in"), null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["assessment", "user"], name="one_session_per_student")]
+
+    def seconds_left(self, now: datetime | None = None) -> int:
+        if self.submitted_at is not None:
+            return 0
+        return max(0, int((self.deadline - (now or timezone.now())).total_seconds()))
+
+    def hand_in(self, now: datetime | None = None) -> bool:
+        """End the exam; False when it had already ended."""
+        now = now or timezone.now()
+        done = AssessmentSession.objects.filter(pk=self.pk, submitted_at__isnull=True).update(
+            submitted_at=min(now, self.deadline))
+        if done:
+            ExamLogEntry.objects.create(assessment=self.assessment, user=self.user, at=now,
+                                        event=ExamLogEntry.Event.SUBMITTED)
+            self.refresh_from_db(fields=["submitted_at"])
+        return bool(done)
+
+
+class HandIn(models.Model):
+    """An answer or submission received on an assessment's page. Credit is computed from
+    ``received_at`` (the row's own created_at) and the student's windows, never stored."""
+
+    assessment = models.ForeignKey(Assessment, on_delete=models.PROTECT, related_name="hand_ins")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    item = models.SlugField(_("item"))
+    attempt = models.ForeignKey("courses.Attempt", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    submission = models.ForeignKey("grader.Submission", on_delete=models.PROTECT, null=True, blank=True,
+                                   related_name="+")
+    received_at = models.DateTimeField(_("received"), db_index=True)
+
+    class Meta:
+        ordering = ["received_at", "pk"]
+        indexes = [models.Index(fields=["assessment", "user", "item"])]
+        constraints = [
+            models.UniqueConstraint(fields=["assessment", "attempt"], name="attempt_handed_in_once"),
+            models.UniqueConstraint(fields=["assessment", "submission"], name="submission_handed_in_once"),
+        ]
+
+
+class ExamLogEntry(models.Model):
+    class Event(models.TextChoices):
+        STARTED = "started", _("started")
+        SAVED = "saved", _("answer saved")
+        REFUSED = "refused", _("refused")
+        SUBMITTED = "submitted", _("handed in")
+        EXTENDED = "extended", _("time changed")
+
+    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="log")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    at = models.DateTimeField(_("time"), default=timezone.now)
+    event = models.CharField(_("event"), max_length=12, choices=Event)
+    item = models.SlugField(_("item"), blank=True)
+    detail = models.TextField(_("detail"), blank=True)
+
+    class Meta:
+        ordering = ["at", "pk"]
+
+
+class ManualScore(models.Model):
+    """An instructor's score for one student's item (points), replacing the computed one; the
+    student sees the comment. Every change is kept in ManualScoreChange."""
+
+    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="manual_scores")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    item = models.SlugField(_("item"))
+    points = models.FloatField(_("points"))
+    comment = models.TextField(_("comment"))
+    set_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    set_at = models.DateTimeField(_("set at"), default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["assessment", "user", "item"], name="one_manual_score")]
+
+    @classmethod
+    def change(cls, assessment: Assessment, user, item: str, points: float, comment: str, by) -> "ManualScore":
+        """Set a manual score; the comment is required and the change is kept."""
+        if not comment.strip():
+            raise ValueError("a manual score needs a comment")
+        with transaction.atomic():
+            current = cls.objects.select_for_update().filter(assessment=assessment, user=user, item=item).first()
+            before = current.points if current else None
+            row, _created = cls.objects.update_or_create(
+                assessment=assessment, user=user, item=item,
+                defaults={"points": points, "comment": comment, "set_by": by, "set_at": timezone.now()},
+            )
+            ManualScoreChange.objects.create(assessment=assessment, user=user, item=item, before=before,
+                                             after=points, comment=comment, changed_by=by)
+        return row
+
+
+class ManualScoreChange(models.Model):
+    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    item = models.SlugField(_("item"))
+    before = models.FloatField(_("before"), null=True, blank=True)
+    after = models.FloatField(_("after"))
+    comment = models.TextField(_("comment"))
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    changed_at = models.DateTimeField(_("changed"), default=timezone.now)
+
+    class Meta:
+        ordering = ["changed_at", "pk"]
