@@ -65,6 +65,7 @@ class RunCgroup(Protocol):
     def cpu_seconds(self) -> float | None: ...
     def oom_killed(self) -> bool: ...
     def members(self) -> list[int]: ...
+    def set_caps(self, limits: Limits, caps: set[str] | frozenset[str]) -> None: ...
     def kill_all(self, timeout: float = 3.0) -> bool: ...
     def remove(self) -> None: ...
 
@@ -151,6 +152,12 @@ class V2Run:
             if key in ("oom_kill", "oom_group_kill") and value.strip().isdigit() and int(value) > 0:
                 return True
         return False
+
+    def set_caps(self, limits: Limits, caps: set[str] | frozenset[str]) -> None:
+        if "pids" in caps and (self.path / "pids.max").exists():
+            (self.path / "pids.max").write_text(str(pids_cap(limits)))
+        if "memory" in caps and (self.path / "memory.max").exists():
+            (self.path / "memory.max").write_text(str(memory_cap_bytes(limits)))
 
     def members(self) -> list[int]:
         # 0: a process in a PID namespace we cannot see (never passed to kill: kill(0) is our group).
@@ -403,6 +410,26 @@ class V1Run:
             return int((path / "memory.failcnt").read_text()) > 0 and "under_oom 1" in text
         except (OSError, ValueError):
             return False
+
+    def set_caps(self, limits: Limits, caps: set[str] | frozenset[str]) -> None:
+        if "pids" in caps and "pids" in self.paths:
+            (self.paths["pids"] / "pids.max").write_text(str(pids_cap(limits)))
+        if "memory" in caps and "memory" in self.paths:
+            limit = str(memory_cap_bytes(limits))
+            memsw = self.paths["memory"] / "memory.memsw.limit_in_bytes"
+            # v1 wants memsw >= limit at every moment: lower it after the limit, raise it before.
+            order = ["memory.limit_in_bytes", memsw.name]
+            if memsw.exists() and int(memsw.read_text()) < int(limit):
+                order.reverse()
+            for name in order:
+                path = self.paths["memory"] / name
+                if path.exists():
+                    try:
+                        path.write_text(limit)
+                    except OSError:
+                        if name == memsw.name:
+                            continue
+                        raise
 
     def members(self) -> list[int]:
         pids: set[int] = set()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 KIB = 1024
 MIB = 1024 * 1024
@@ -34,3 +34,24 @@ class Limits:
         "memory_mb": (128, 2048),
         "processes": (4, 256),
     }
+
+    @classmethod
+    def ceiling(cls) -> "Limits":
+        """The most any job may ask for: what a pooled sandbox is spawned with, before the
+        job's own limits are applied at hand-off (caps can only be lowered then)."""
+        return replace(cls(), **{name: high for name, (_, high) in cls.AUTHOR_RANGES.items()})
+
+    def fits_under(self, ceiling: "Limits") -> bool:
+        """Can a sandbox spawned with ``ceiling`` take a job with these limits?
+
+        The platform caps (tmpfs and output sizes, …) are fixed at spawn and must be equal;
+        the limits an author may choose must not exceed the ceiling's.
+        """
+        for f in fields(self):
+            mine, theirs = getattr(self, f.name), getattr(ceiling, f.name)
+            if f.name in self.AUTHOR_RANGES:
+                if mine > theirs:
+                    return False
+            elif mine != theirs:
+                return False
+        return True

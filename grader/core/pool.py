@@ -10,9 +10,11 @@ submissions, so isolation is unchanged; only the start-up cost moves off the
 critical path.  A background thread keeps ``size`` sandboxes ready.
 
 Enable it with ``enable_pool(size)`` (or the environment variable
-``DIKKAT_GRADER_POOL=N`` read by `enable_from_env`).  Only jobs whose limits
-equal the pool's limits (the defaults unless given) use it; others get a
-fresh sandbox as usual.  Idle sandboxes older than ``max_idle_seconds`` are
+``DIKKAT_GRADER_POOL=N`` read by `enable_from_env`).  Pooled sandboxes are
+spawned with the highest limits a job may ask for (`Limits.ceiling`); at
+hand-off the host lowers the cgroup caps to the job's and the runner lowers
+its rlimits before any student code runs, so every job, whatever its own
+limits, can take a warm sandbox.  Idle sandboxes older than ``max_idle_seconds`` are
 replaced so that a long-idle one does not sit on memory forever.
 """
 
@@ -31,11 +33,12 @@ log = logging.getLogger("grader.pool")
 
 
 class SandboxPool:
-    def __init__(self, size: int, limits: Limits = Limits(), max_idle_seconds: float = 300.0):
+    def __init__(self, size: int, limits: Limits | None = None, max_idle_seconds: float = 300.0):
         if size < 1:
             raise ValueError("pool size must be at least 1")
         self.size = size
-        self.limits = limits
+        # Spawned with the most any job may ask for; each job's own limits are applied at hand-off.
+        self.limits = limits or Limits.ceiling()
         self.max_idle_seconds = max_idle_seconds
         self._ready: list[Sandbox] = []
         self._lock = threading.Lock()
@@ -46,7 +49,7 @@ class SandboxPool:
 
     def take(self, limits: Limits) -> Sandbox | None:
         """A ready sandbox for these limits, or None (the caller then spawns one)."""
-        if limits != self.limits or self._closed:
+        if not limits.fits_under(self.limits) or self._closed:
             return None
         with self._lock:
             while self._ready:
@@ -113,7 +116,7 @@ class SandboxPool:
 _pool: SandboxPool | None = None
 
 
-def enable_pool(size: int, limits: Limits = Limits()) -> SandboxPool:
+def enable_pool(size: int, limits: Limits | None = None) -> SandboxPool:
     """Start (or replace) the process-wide pool used by grade()/run_reference()."""
     global _pool
     disable_pool()

@@ -118,6 +118,29 @@ def forbid_exec(path):
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
 
 
+def lower_limits(rlimits):
+    """Apply the job's rlimits (a pooled sandbox was spawned with the ceiling): only ever lower.
+
+    RLIMIT_CPU counts this process's whole life, so the CPU already spent importing NumPy
+    is added to the job's allowance.
+    """
+    import resource
+
+    infinity = resource.RLIM_INFINITY
+    for name, (soft, hard) in rlimits.items():
+        res = getattr(resource, "RLIMIT_" + name.upper())
+        if name == "cpu":
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            spent = int(usage.ru_utime + usage.ru_stime)
+            soft, hard = soft + spent, hard + spent
+        cur_soft, cur_hard = resource.getrlimit(res)
+        if cur_hard != infinity:
+            hard = min(hard, cur_hard)
+        if cur_soft != infinity:
+            soft = min(soft, cur_soft)
+        resource.setrlimit(res, (min(soft, hard), hard))
+
+
 def describe_exception(exc, source_lines):
     """Exception type, the student's own line and a traceback trimmed to it."""
     frames = []
@@ -318,6 +341,10 @@ def main():
         return
     with open("/job/job.json", "rb") as f:
         job = json.load(f)
+    try:
+        lower_limits(job.get("rlimits") or {})
+    except BaseException:
+        return  # never run student code with wider limits than the job's (no "S": our failure)
     if job.get("no_exec"):
         try:
             forbid_exec("/job/no-exec.bpf")

@@ -967,14 +967,32 @@ class Sandbox:
         code: str,
         phases: list[list[tuple[int, dict[str, np.ndarray]]]],
         collect: Callable[[OutputDir, int], Any],
+        limits: Limits | None = None,
     ) -> RunOutcome:
-        """Give the waiting runner its job and supervise it to the end (see `run_sandboxed`)."""
+        """Give the waiting runner its job and supervise it to the end (see `run_sandboxed`).
+
+        ``limits`` are the job's own (default: those the sandbox was spawned with); a pooled
+        sandbox spawned with a higher ceiling gets them at hand-off, before the job exists:
+        the host lowers the cgroup caps, the runner lowers its rlimits before any student code.
+        """
         assert not self.used, "a sandbox runs exactly one job"
         self.used = True
         started = time.monotonic()
         outcome = RunOutcome(exit_code=None)
         try:
+            if limits is not None and limits != self.limits:
+                if not limits.fits_under(self.limits):
+                    raise ValueError("the job's limits exceed what this sandbox was spawned with")
+                if self.cgroups is not None:
+                    caps = {c for c, layer in (("pids", "pids_cap"), ("memory", "memory_cap")) if not _off(layer)}
+                    self.cgroups.set_caps(limits, caps)
+                self.limits = limits
+            names = {resource.RLIMIT_CPU: "cpu", resource.RLIMIT_AS: "as", resource.RLIMIT_FSIZE: "fsize",
+                     resource.RLIMIT_NOFILE: "nofile", resource.RLIMIT_NPROC: "nproc"}
+            rlimits = {names[r]: list(v) for r, v in _rlimits(self.limits, nproc=self.uid is not None).items()
+                       if r in names}
             job = dict(job, ctl_fd=self.ctl_r, status_fd=self.status_w, no_exec=not _off("seccomp"),
+                       rlimits=rlimits,
                        phases=[[{"index": i, "inputs": sorted(inp)} for i, inp in ph] for ph in phases])
             with _open_readable(self.in_dir / "code.py") as f:
                 f.write(code.encode("utf-8"))
@@ -1074,13 +1092,13 @@ def run_sandboxed(
     after ``collect(out, p)`` has snapshotted phase p's outputs, so output of
     visible cases can never contain hidden inputs.  ``collect`` is called once per
     phase that started, the last time after every process of the run is dead.
-    The sandbox comes from the pool when one is enabled for these limits
-    (see pool.py), else it is spawned now.
+    The sandbox comes from the pool when one is enabled (see pool.py; the job's limits are
+    applied at hand-off), else it is spawned now with them.
     """
     from . import pool
 
     sandbox = pool.take(limits) or Sandbox(limits)
-    return sandbox.run(job, code, phases, collect)
+    return sandbox.run(job, code, phases, collect, limits=limits)
 
 
 def _wall_seconds(limits: Limits) -> float:

@@ -13,7 +13,8 @@ pytestmark = pytest.mark.sandbox
 
 @pytest.fixture
 def pooled(strict, host):
-    pool = enable_pool(1, strict.spec.limits)
+    pool = enable_pool(1)  # the ceiling: every job's limits are applied at hand-off
+    assert pool.limits == Limits.ceiling() != strict.spec.limits
     assert pool.wait_ready(20)
     yield pool
     disable_pool()
@@ -84,10 +85,12 @@ def attention(Q, K, V, mask=None):
     assert result.verdict == Verdict.PASSED, dump(result)
 
 
-def test_jobs_with_other_limits_get_a_fresh_sandbox(attention, pooled):
-    assert attention.spec.limits == Limits() != pooled.limits
-    assert pooled.take(attention.spec.limits) is None
-    assert attention.grade(attention.solution).verdict == Verdict.PASSED
+def test_jobs_with_other_platform_caps_get_a_fresh_sandbox(attention, pooled):
+    import dataclasses
+
+    other = dataclasses.replace(attention, spec=dataclasses.replace(attention.spec, limits=Limits(output_bytes=1024)))
+    assert pooled.take(other.spec.limits) is None
+    assert other.grade(attention.solution).verdict == Verdict.PASSED
     assert pooled.ready_count() == 1  # untouched
 
 
@@ -102,3 +105,98 @@ def attention(Q, K, V, mask=None):
     assert result.verdict == Verdict.ERROR
     assert [t.passed for t in result.tests] == [True] * 6 + [False]
     assert result.tests[-1].message.msgid == M.CASE_EXCEPTION_HIDDEN_NO_LINE
+
+
+# --- a sandbox spawned with the ceiling takes the job's own limits at hand-off ----------
+
+def _taken_from_pool(pooled) -> bool:
+    return any(s is not None for s in pooled.handed_out)
+
+
+@pytest.fixture(autouse=True)
+def _record_hand_outs(monkeypatch):
+    """Which sandboxes each pool handed out (the refill thread may refill before we look)."""
+    from grader.core.pool import SandboxPool
+
+    real = SandboxPool.take
+
+    def take(self, limits):
+        sandbox = real(self, limits)
+        self.__dict__.setdefault("handed_out", []).append(sandbox)
+        return sandbox
+
+    monkeypatch.setattr(SandboxPool, "take", take)
+
+
+def test_a_job_with_its_own_limits_gets_a_warm_sandbox(strict, pooled):
+    result = strict.grade(strict.solution)
+    assert result.verdict == Verdict.PASSED, dump(result)
+    assert _taken_from_pool(pooled), "the job with the exercise's own limits used the warm sandbox"
+
+
+def test_the_jobs_memory_limit_holds_in_a_pooled_sandbox(strict, pooled):
+    # 400 MiB fit under the ceiling (2 GiB) but not under the job's 256 MiB.
+    result = strict.grade(body(strict, """
+import numpy as np
+def attention(Q, K, V, mask=None):
+    block = np.ones(400 * 1024 * 1024, dtype=np.uint8)
+    return _correct(Q, K, V, mask)
+"""))
+    assert _taken_from_pool(pooled)
+    assert result.verdict == Verdict.MEMORY_LIMIT, dump(result)
+
+
+def test_the_jobs_process_cap_holds_in_a_pooled_sandbox(strict, pooled):
+    cap = strict.spec.limits.processes  # 64; the ceiling would allow 256
+    result = strict.grade(body(strict, f"""
+import os, time
+def attention(Q, K, V, mask=None):
+    children = []
+    for _ in range(200):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            time.sleep(5)
+            os._exit(0)
+        children.append(pid)
+    for pid in children:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    if len(children) > {cap}:
+        raise AssertionError("forked %d" % len(children))
+    return _correct(Q, K, V, mask)
+"""), only_visible=True)
+    assert _taken_from_pool(pooled)
+    assert result.verdict == Verdict.PASSED, dump(result)
+
+
+def test_the_jobs_cpu_limit_holds_in_a_pooled_sandbox(strict, pooled):
+    import time
+
+    started = time.monotonic()
+    result = strict.grade(body(strict, "def attention(Q, K, V, mask=None):\n    while True:\n        pass\n"))
+    assert _taken_from_pool(pooled)
+    assert result.verdict == Verdict.TIMEOUT and result.message.msgid in (M.TIMEOUT_CPU, M.TIMEOUT_WALL), dump(result)
+    assert time.monotonic() - started < 8, "the job's 1 s / 2 s, not the ceiling's 30 s / 60 s"
+
+
+def test_the_runner_lowers_its_rlimits_to_the_jobs(strict, pooled):
+    result = strict.grade(body(strict, """
+import resource
+def attention(Q, K, V, mask=None):
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard > (256 + 128) * 1024 * 1024:
+        raise AssertionError("RLIMIT_AS still %d" % hard)
+    return _correct(Q, K, V, mask)
+"""), only_visible=True)
+    assert _taken_from_pool(pooled)
+    assert result.verdict == Verdict.PASSED, dump(result)
+
+
+def test_limits_fit_under_the_ceiling_but_platform_caps_must_match():
+    ceiling = Limits.ceiling()
+    assert Limits(cpu_seconds=2, wall_seconds=5, memory_mb=256).fits_under(ceiling)
+    assert not Limits(output_bytes=1).fits_under(ceiling)
+    assert not ceiling.fits_under(Limits())

@@ -41,8 +41,11 @@ class Command(BaseCommand):
         worker_cmd = [python, manage, "grading_worker", "--no-startup-delay"]
         processes: dict[str, tuple[list[str], subprocess.Popen]] = {}
 
+        # Each worker keeps one sandbox warm (NumPy imported, used for one job only) unless told otherwise.
+        env = {"DIKKAT_GRADER_POOL": "1", **os.environ}
+
         def start(name: str, cmd: list[str]) -> None:
-            processes[name] = (cmd, subprocess.Popen(cmd, cwd=settings.BASE_DIR))
+            processes[name] = (cmd, subprocess.Popen(cmd, cwd=settings.BASE_DIR, env=env))
 
         stopping = False
 
