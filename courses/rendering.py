@@ -24,6 +24,7 @@ from latex2mathml.converter import convert_to_element
 from markdown_it import MarkdownIt
 from mdit_py_plugins.container import container_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.dollarmath.index import math_inline_dollar
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
@@ -119,6 +120,26 @@ def _highlight(code: str, lang: str, _attrs) -> str:
 
 
 
+_INLINE_MATH = math_inline_dollar(allow_space=True, allow_digits=True, allow_double=True)
+
+
+def _inline_math_not_next_to_digits(state, silent: bool) -> bool:
+    """``$…$`` as the plugin reads it, but not next to a digit ("$5 and $10" stay prices).
+
+    The plugin's own digit check looks at ``src[pos - 1]``, which at the start of a table
+    cell or paragraph is the *last* character: a cell like ``$0 \\le a \\le 1$, toplamı 1``
+    stayed raw LaTeX."""
+    start = state.pos
+    if start > 0 and state.src[start - 1].isdigit():
+        return False
+    if not _INLINE_MATH(state, True):
+        return False
+    end, state.pos = state.pos, start
+    if end < len(state.src) and state.src[end].isdigit():
+        return False
+    return _INLINE_MATH(state, silent)
+
+
 # An interactive figure: ``::: visual NAME`` … ``:::``. The named visual renders itself
 # (server-side numbers, SVG, a table that works without JavaScript); see courses/visuals.py.
 VisualRenderer = Callable[[str], tuple[str, str | None]]
@@ -129,6 +150,7 @@ def _markdown(issues: list[RenderIssue], figures: dict[str, str], visual: "Visua
     md = MarkdownIt("commonmark", {"html": False, "highlight": _highlight, "typographer": False})
     md.enable("table")
     md.use(dollarmath_plugin, double_inline=True, allow_digits=False)
+    md.inline.ruler.at("math_inline", _inline_math_not_next_to_digits)
 
     def math(display: bool):
         def rule(self, tokens, idx, options, env):

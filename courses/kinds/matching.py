@@ -4,6 +4,8 @@ import hashlib
 
 from django.utils.translation import gettext_lazy as _
 
+from ..templatetags_text import html_to_text
+
 from .base import (
     AnswerError, Grade, NotGradable, QuestionKind, SpecProblem, check_table_keys, expect, optional_text,
     register, stable_shuffle,
@@ -72,9 +74,10 @@ class Matching(QuestionKind):
         return {"lefts": lefts, "rights": list(rights.values()), "wrong_pairs": wrong}
 
     def context(self, spec, seed):
+        # "text": for what holds no markup (an <option>, an aria-label); escaped once, by the template.
         return {
-            "lefts": [{"id": l["id"], "html": l["html"]} for l in spec["lefts"]],
-            "rights": stable_shuffle(spec["rights"], *seed),
+            "lefts": [{"id": l["id"], "html": l["html"], "text": html_to_text(l["html"])} for l in spec["lefts"]],
+            "rights": [{**r, "text": html_to_text(r["html"])} for r in stable_shuffle(spec["rights"], *seed)],
         }
 
     def answer_from_post(self, spec, post):

@@ -79,42 +79,88 @@
     follow(pending.closest("[data-question]"), pending.dataset.statusUrl, 500);
   });
 
-  // Matching: drag a right-hand chip onto a left row; this only sets the row's <select>,
-  // which stays usable by keyboard and is what the form sends.
+  // Matching: drag a right-hand chip onto a left row, or tap a chip and then a row (touch
+  // screens, and a mouse too). Both only set the row's <select>, which stays usable by
+  // keyboard and is what the form sends. Pointer events, so a finger works like a mouse.
   function enhanceMatching(fieldset) {
     if (fieldset.dataset.enhanced) return;
+    var chips = fieldset.querySelector("template[data-chips]");
+    if (!chips) return;
     fieldset.dataset.enhanced = "1";
-    var firstSelect = fieldset.querySelector("[data-pair-select]");
-    if (!firstSelect) return;
     var tray = document.createElement("div");
     tray.className = "chip-tray";
     tray.setAttribute("aria-hidden", "true"); // the selects are the accessible path
-    Array.prototype.forEach.call(firstSelect.options, function (option) {
-      if (!option.value) return;
-      var chip = document.createElement("span");
-      chip.className = "chip";
-      chip.draggable = true;
-      chip.textContent = option.textContent;
-      chip.dataset.value = option.value;
-      chip.addEventListener("dragstart", function (event) {
-        event.dataTransfer.setData("text/plain", option.value);
-        event.dataTransfer.effectAllowed = "copy";
-      });
-      tray.appendChild(chip);
-    });
-    fieldset.appendChild(tray);
-    fieldset.querySelectorAll(".matching-row").forEach(function (row) {
+    tray.appendChild(chips.content.cloneNode(true));
+    fieldset.insertBefore(tray, chips);
+    var help = fieldset.querySelector("[data-chip-help]");
+    if (help) help.hidden = false;
+    var picked = null;
+
+    function pick(chip) {
+      if (picked) picked.classList.remove("chip-picked");
+      picked = chip === picked ? null : chip;
+      if (picked) picked.classList.add("chip-picked");
+      fieldset.classList.toggle("chip-picking", picked !== null);
+    }
+
+    function rowAt(x, y) {
+      var under = document.elementFromPoint(x, y);
+      var row = under && under.closest(".matching-row");
+      return row && fieldset.contains(row) ? row : null;
+    }
+
+    function put(row, value) {
       var select = row.querySelector("[data-pair-select]");
-      row.addEventListener("dragover", function (event) { event.preventDefault(); row.classList.add("drop-target"); });
-      row.addEventListener("dragleave", function () { row.classList.remove("drop-target"); });
-      row.addEventListener("drop", function (event) {
-        event.preventDefault();
-        row.classList.remove("drop-target");
-        var value = event.dataTransfer.getData("text/plain");
-        if (Array.prototype.some.call(select.options, function (o) { return o.value === value; })) {
-          select.value = value;
-          select.dispatchEvent(new Event("change", { bubbles: true }));
+      if (!Array.prototype.some.call(select.options, function (o) { return o.value === value; })) return;
+      select.value = value;
+      select.dispatchEvent(new Event("change", { bubbles: true }));
+    }
+
+    tray.querySelectorAll(".chip").forEach(function (chip) {
+      chip.addEventListener("pointerdown", function (event) {
+        if (event.button !== 0) return;
+        event.preventDefault(); // no text selection while dragging
+        chip.setPointerCapture(event.pointerId);
+        var startX = event.clientX, startY = event.clientY, ghost = null, over = null;
+        function move(e) {
+          if (!ghost && Math.abs(e.clientX - startX) + Math.abs(e.clientY - startY) < 8) return;
+          if (!ghost) {
+            ghost = chip.cloneNode(true);
+            ghost.classList.add("chip-ghost");
+            document.body.appendChild(ghost);
+          }
+          ghost.style.left = e.clientX + "px";
+          ghost.style.top = e.clientY + "px";
+          var row = rowAt(e.clientX, e.clientY);
+          if (row === over) return;
+          if (over) over.classList.remove("drop-target");
+          over = row;
+          if (over) over.classList.add("drop-target");
         }
+        function end(e) {
+          chip.removeEventListener("pointermove", move);
+          chip.removeEventListener("pointerup", end);
+          chip.removeEventListener("pointercancel", end);
+          if (over) over.classList.remove("drop-target");
+          if (ghost) {
+            ghost.remove();
+            if (e.type === "pointerup" && over) put(over, chip.dataset.value);
+          } else if (e.type === "pointerup") {
+            pick(chip); // a tap: the next row tapped gets this answer
+          }
+        }
+        chip.addEventListener("pointermove", move);
+        chip.addEventListener("pointerup", end);
+        chip.addEventListener("pointercancel", end);
+      });
+    });
+
+    fieldset.querySelectorAll(".matching-row").forEach(function (row) {
+      row.addEventListener("click", function (event) {
+        if (!picked || event.target.closest("select")) return;
+        event.preventDefault();
+        put(row, picked.dataset.value);
+        pick(picked);
       });
     });
   }
