@@ -34,7 +34,7 @@ test-layers: setup
 # Grader latency/throughput against a bare NumPy process, then page throughput under gunicorn.
 bench: setup
 	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; } || true
-	@$(PY) -m grader.bench --pool 1
+	@$(PY) -m grader.bench --pool 1 --also courses/content/attention/06-scaled-dot-product/attention-function
 	@$(PY) scripts/pagebench.py
 
 # Load and crash test of the grading queue: 500 submissions over HTTP, workers SIGKILLed.
