@@ -182,7 +182,7 @@ class Assessment(models.Model):
                 raise Refused(gettext("This assessment is not open yet."))
             raise Refused(gettext("This assessment is closed; work can no longer be handed in."))
         allowed = self.attempts_allowed(override)
-        if allowed is not None and self.hand_ins.filter(user=user, item=slug).count() >= allowed:
+        if allowed is not None and self.hand_ins.filter(user=user, item=slug).counting().count() >= allowed:
             raise Refused(gettext("You have used all your attempts for this item in this assessment."))
         return credit
 
@@ -325,6 +325,13 @@ class AssessmentSession(models.Model):
         return bool(done)
 
 
+class HandInQuerySet(models.QuerySet):
+    def counting(self):
+        """Hand-ins that use an attempt: not the grader's failures, not code rejected unrun."""
+        return self.exclude(attempt__status="failed").exclude(
+            submission__verdict__in=["rejected", "internal_error"])
+
+
 class HandIn(models.Model):
     """An answer or submission received on an assessment's page. Credit is computed from
     ``received_at`` (the row's own created_at) and the student's windows, never stored."""
@@ -336,6 +343,8 @@ class HandIn(models.Model):
     submission = models.ForeignKey("grader.Submission", on_delete=models.PROTECT, null=True, blank=True,
                                    related_name="+")
     received_at = models.DateTimeField(_("received"), db_index=True)
+
+    objects = HandInQuerySet.as_manager()
 
     class Meta:
         ordering = ["received_at", "pk"]

@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.ratelimit import ANSWERS, WRONG_ENROLMENT_CODES
+from assessments.views import answer_in_assessment, assessment_rows
 from grader.views import exercise_item_context
 
 from .kinds import AnswerError, GraderFailed, NotGradable, get_kind
@@ -64,6 +65,7 @@ def course_detail(request: HttpRequest, course_slug: str) -> HttpResponse:
             "enrolled": course.is_enrolled(request.user),
             "can_view": course.can_view(request.user),
             "done": done,
+            "assessments": assessment_rows(course, request.user),
         },
     )
 
@@ -223,6 +225,8 @@ def _item_response(request, question: Question, *, status: int = 200, error: str
 def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
     question = _get_question_for_user(request, course_slug, lesson_slug, slug)
     ANSWERS.check(request)  # per address and site-wide, before the per-student limits
+    if request.POST.get("assessment"):  # sent from an assessment's page: its rules decide
+        return answer_in_assessment(request, question, request.POST["assessment"])
     kind = get_kind(question.kind)
     previewing = _previewing(request, question)
     respond = partial(_item_response, request, question, previewing=previewing)

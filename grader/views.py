@@ -9,6 +9,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.ratelimit import SUBMISSIONS
+from assessments.views import submit_in_assessment
 from courses.models import Exercise
 from courses.reveal import may_reveal
 
@@ -76,6 +77,8 @@ def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: 
             return JsonResponse({"error": message}, status=400)
         return render(request, "400.html", {"message": message}, status=400)
     SUBMISSIONS.check(request, count=False)  # per address and site-wide; only accepted code counts
+    if request.POST.get("assessment"):  # sent from an assessment's page: its rules decide
+        return submit_in_assessment(request, exercise, request.POST["assessment"], code, mode)
     try:
         accepted = submit(request.user, exercise, code, mode)
     except SubmissionRefused as refused:

@@ -1,0 +1,206 @@
+"""Students' assessment pages: the list on the course page, an assessment's items, the exam's
+start page and clock, and the hand-in of answers and code posted from an assessment's page
+(the answer and submit views pass such posts here)."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from accounts.ratelimit import SUBMISSIONS
+from courses.kinds import AnswerError, GraderFailed, NotGradable, get_kind
+from courses.models import Course
+from courses.selftest import AnswerPending, AnswerRefused, AnsweringTooFast
+from grader.grading import SubmissionRefused
+
+from .handin import log_refusal, record_answer, record_submission
+from .models import Assessment, HandIn, Refused
+from .scoring import student_scores
+
+
+def _get_assessment(course_slug: str, slug: str) -> Assessment:
+    return get_object_or_404(Assessment.objects.active().select_related("course"),
+                             course__slug=course_slug, course__retired=False, slug=slug)
+
+
+def assessment_url(assessment: Assessment) -> str:
+    return reverse("assessment", args=[assessment.course.slug, assessment.slug])
+
+
+def assessment_rows(course: Course, user) -> list[dict]:
+    """The course page's list: each assessment with this student's state, in Istanbul time."""
+    now = timezone.now()
+    rows = []
+    for assessment in course.assessments.active():
+        override = assessment.override_for(user) if user.is_authenticated else None
+        windows = assessment.windows_for(override)
+        state = windows.state_at(now)
+        rows.append({"assessment": assessment, "windows": windows, "state": state,
+                     "credit": round(100 * (windows.credit_at(now) or 0)) if state == "late" else None})
+    return rows
+
+
+@login_required
+def assessment_detail(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse:
+    assessment = _get_assessment(course_slug, slug)
+    course, user = assessment.course, request.user
+    if not course.can_view(user):
+        messages.info(request, _("Enrol in the course to see its assessments."))
+        return redirect(course.get_absolute_url())
+    now = timezone.now()
+    override = assessment.override_for(user)
+    windows = assessment.windows_for(override)
+    state = windows.state_at(now)
+    session = assessment.session_for(user)
+    needs_start = (assessment.is_exam or bool(assessment.password)) and session is None
+    show_items = state != "upcoming" and not needs_start
+    exam_running = assessment.is_exam and session is not None and session.submitted_at is None \
+        and session.seconds_left(now) > 0
+    may_hand_in = state in ("open", "late") and (not assessment.is_exam or exam_running)
+    context = {
+        "assessment": assessment, "course": course, "windows": windows, "state": state, "session": session,
+        "override": override, "needs_start": needs_start, "may_hand_in": may_hand_in, "exam_running": exam_running,
+        "seconds_left": session.seconds_left(now) if exam_running else None,
+        # What a start now would give: the time limit (× the student's factor), or less near the close.
+        "minutes_if_started": int((assessment.deadline_for(now, windows, override) - now).total_seconds() // 60)
+        if assessment.is_exam and session is None else None,
+        "credit_now": round(100 * (windows.credit_at(now) or 0)),
+        "items": _item_rows(assessment, user, may_hand_in) if show_items else [],
+    }
+    return render(request, "assessments/assessment.html", context)
+
+
+def _item_rows(assessment: Assessment, user, may_hand_in: bool) -> list[dict]:
+    objects = assessment.item_objects()
+    shown = assessment.feedback_shown(user)
+    [scores] = student_scores(assessment, [user])
+    hand_ins: dict[str, list[HandIn]] = {}
+    for h in HandIn.objects.filter(assessment=assessment, user=user).select_related("attempt", "submission"):
+        hand_ins.setdefault(h.item, []).append(h)
+    allowed = assessment.attempts_allowed(assessment.override_for(user))
+    rows = []
+    for score in scores.items:
+        item = objects.get(score.item)
+        if item is None:
+            continue
+        mine = hand_ins.get(score.item, [])
+        last = mine[-1] if mine else None
+        used = HandIn.objects.filter(pk__in=[h.pk for h in mine]).counting().count() if mine else 0
+        row = {"item": item, "score": score, "last": last, "shown": shown, "used": used,
+               "attempts_left": None if allowed is None else max(0, allowed - used),
+               "may_hand_in": may_hand_in and (allowed is None or used < allowed)}
+        if item.is_exercise:
+            submission = last.submission if last else None
+            row.update(submission=submission, code=submission.code if submission else item.starter_code,
+                       hints=item.misconception_hints)
+        else:
+            kind = get_kind(item.kind)
+            attempt = last.attempt if last else None
+            row.update(attempt=attempt, kind_context=kind.context(item.spec, (user.pk, item.course_id, item.slug)))
+            feedback = []
+            if attempt is not None and attempt.status == attempt.Status.DONE:
+                try:
+                    feedback = kind.feedback_items(item.spec, attempt.answer, attempt.feedback)
+                except (KeyError, IndexError, TypeError, StopIteration):
+                    feedback = []
+            # score_only: how many parts are wrong, never which.
+            row["wrong_parts"] = sum(1 for f in feedback if not f.get("correct"))
+            row["feedback_items"] = feedback if shown == "full" else []
+        rows.append(row)
+    return rows
+
+
+@login_required
+@require_POST
+def start(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse:
+    """Start an exam (or open a homework with its password); starting again resumes."""
+    assessment = _get_assessment(course_slug, slug)
+    if not assessment.course.is_enrolled(request.user):
+        messages.info(request, _("Enrol in the course to see its assessments."))
+        return redirect(assessment.course.get_absolute_url())
+    try:
+        assessment.start(request.user, request.POST.get("password", ""))
+    except Refused as refused:
+        messages.error(request, str(refused))
+    return redirect(assessment_url(assessment))
+
+
+@login_required
+@require_POST
+def finish(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse:
+    """Hand in an exam: later answers are refused."""
+    assessment = _get_assessment(course_slug, slug)
+    session = assessment.session_for(request.user)
+    if session is not None and assessment.is_exam and session.hand_in():
+        messages.success(request, _("Your exam was handed in. Your answers are saved."))
+    return redirect(assessment_url(assessment))
+
+
+# -- hand-ins posted to the ordinary answer and submit views ----------------------------------
+
+def _assessment_for_item(item, slug: str) -> Assessment:
+    return get_object_or_404(Assessment.objects.active().select_related("course"), course_id=item.course_id, slug=slug)
+
+
+def answer_in_assessment(request: HttpRequest, question, slug: str) -> HttpResponse:
+    """An answer posted with ``assessment=<slug>``: the assessment's rules, then stored and
+    linked; back to the assessment's page with what happened."""
+    assessment = _assessment_for_item(question, slug)
+    back = assessment_url(assessment) + f"#item-{question.slug}"
+    if not question.course.is_enrolled(request.user):
+        messages.error(request, _("Enrol in the course to see its assessments."))
+        return redirect(back)
+    try:
+        raw = get_kind(question.kind).answer_from_post(question.spec, request.POST)
+        attempt = record_answer(assessment, request.user, question, raw)
+    except Refused as refused:
+        log_refusal(assessment, request.user, question.slug, str(refused))
+        return _refused(request, back, str(refused))
+    except AnswerError as exc:
+        message = _("This answer could not be read: %(reason)s. Reload the page and try again.") % {"reason": exc}
+        return render(request, "400.html", {"message": message}, status=400)
+    except NotGradable as exc:
+        messages.warning(request, str(exc))
+    except GraderFailed:
+        messages.warning(request, _("The checker failed on our side, so this answer does not count. Please try again."))
+    except AnswerRefused:
+        messages.warning(request, _("You have used all your attempts for this question."))
+    except AnswerPending:
+        messages.warning(request, _("Your previous answer is still being checked. Wait for its result, then try again."))
+    except AnsweringTooFast as slow:
+        messages.warning(request, _("You are answering very fast. Please wait %(seconds)d seconds and try again.")
+                         % {"seconds": slow.retry_after})
+    else:
+        messages.success(request, _("Your answer was received at %(time)s.")
+                         % {"time": timezone.localtime(attempt.created_at).strftime("%H:%M:%S")})
+    return redirect(back)
+
+
+def submit_in_assessment(request: HttpRequest, exercise, slug: str, code: str, mode: str) -> HttpResponse:
+    """Code posted with ``assessment=<slug>``: as answer_in_assessment, for exercises."""
+    assessment = _assessment_for_item(exercise, slug)
+    back = assessment_url(assessment) + f"#item-{exercise.slug}"
+    try:
+        accepted = record_submission(assessment, request.user, exercise, code, mode)
+    except Refused as refused:
+        log_refusal(assessment, request.user, exercise.slug, str(refused))
+        return _refused(request, back, str(refused))
+    except SubmissionRefused as refused:
+        messages.warning(request, str(refused))
+        return redirect(back)
+    if not accepted.reused:
+        SUBMISSIONS.count(request)
+    messages.success(request, _("Your code was received at %(time)s.")
+                     % {"time": timezone.localtime().strftime("%H:%M:%S")})
+    return redirect(back)
+
+
+def _refused(request: HttpRequest, back: str, message: str) -> HttpResponse:
+    if request.headers.get("X-Requested-With") == "dikkat":
+        return JsonResponse({"error": message}, status=409)
+    messages.error(request, message)
+    return redirect(back)

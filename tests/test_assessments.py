@@ -1,0 +1,432 @@
+"""Graded assessments (issue 15): files validated with file:line, credit by the time the server
+received the work, late windows, overrides, exams with a server clock, refusals that store
+nothing, and the assessment_scores JSON contract. The clock is frozen with time-machine."""
+
+import json
+import shutil
+import threading
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+import time_machine
+from django.core.management import call_command
+from django.db import connection
+from django.test import Client
+from django.urls import reverse
+
+from assessments.models import Assessment, AssessmentSession, ExamLogEntry, HandIn, ManualScore, StudentOverride
+from assessments.scoring import student_scores
+from courses.authoring import load_course
+from courses.importer import ImportRefused, import_course
+from courses.models import Attempt, Course
+from grader.models import Submission
+
+IST = ZoneInfo("Europe/Istanbul")
+FIXTURES = Path(__file__).parent / "fixtures"
+BUILT_IN = Path(__file__).resolve().parent.parent / "courses" / "content" / "attention"
+
+
+def at(text: str) -> datetime:
+    """An Istanbul wall-clock time, e.g. at("2026-12-08 23:59")."""
+    return datetime.fromisoformat(text).replace(tzinfo=IST)
+
+
+NUMERIC = """
+[[questions]]
+slug = "{slug}"
+kind = "numeric"
+prompt = "{answer} kaçtır?"
+answer = {answer}
+tolerance = 0.001
+"""
+
+HOMEWORK = """slug = "odev"
+title = "Ödev"
+kind = "homework"
+opens = 2026-12-01T09:00:00+03:00
+due = 2026-12-08T23:59:00+03:00
+closes = 2026-12-10T23:59:00+03:00
+late = [
+  { until = 2026-12-09T23:59:00+03:00, credit = 0.8 },
+  { until = 2026-12-10T23:59:00+03:00, credit = 0.5 },
+]
+max_attempts = 2
+items = ["first-choice", { pool = ["n1", "n2", "n3"], pick = 2, points = 2 }]
+"""
+
+EXAM = """slug = "sinav"
+title = "Sınav"
+kind = "exam"
+opens = 2026-12-15T10:00:00+03:00
+due = 2026-12-15T12:00:00+03:00
+time_limit_minutes = 30
+password = "gizli"
+feedback = "after_close"
+items = ["n1", "n2"]
+"""
+
+
+@pytest.fixture(autouse=True)
+def long_sessions(settings):
+    # The tests travel weeks ahead of the moment they log in.
+    settings.SESSION_COOKIE_AGE = 10 * 365 * 24 * 3600
+
+
+@pytest.fixture
+def course_dir(tmp_path) -> Path:
+    """The mini course with three numeric questions, a homework and an exam."""
+    root = tmp_path / "mini"
+    shutil.copytree(FIXTURES / "mini", root)
+    questions = "".join(NUMERIC.format(slug=f"n{i}", answer=i) for i in (1, 2, 3))
+    (root / "02-second" / "questions.toml").write_text(questions, encoding="utf-8")
+    (root / "assessments").mkdir()
+    (root / "assessments" / "odev.toml").write_text(HOMEWORK, encoding="utf-8")
+    (root / "assessments" / "sinav.toml").write_text(EXAM, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def course(db, course_dir) -> Course:
+    import_course(course_dir)
+    return Course.objects.get(slug="mini")
+
+
+@pytest.fixture
+def homework(course) -> Assessment:
+    return Assessment.objects.get(course=course, slug="odev")
+
+
+@pytest.fixture
+def exam(course) -> Assessment:
+    return Assessment.objects.get(course=course, slug="sinav")
+
+
+@pytest.fixture
+def student(client, alice, course):
+    course.enroll(alice)
+    client.force_login(alice)
+    return client
+
+
+def post_answer(client, slug: str, value, assessment: str = "odev"):
+    lesson = "first" if slug == "first-choice" else "second"
+    field = "option" if slug == "first-choice" else "value"
+    return client.post(reverse("answer_question", args=["mini", lesson, slug]),
+                       {field: value, "assessment": assessment}, follow=True)
+
+
+def drawn(assessment, user) -> list[str]:
+    return [entry["item"] for entry in assessment.items_for(user)]
+
+
+def score_of(assessment, user, item: str):
+    [row] = student_scores(assessment, [user])
+    return next(i for i in row.items if i.item == item)
+
+
+# -- authoring -----------------------------------------------------------------------------------
+
+def write(root: Path, name: str, text: str) -> None:
+    (root / "assessments").mkdir(exist_ok=True)
+    (root / "assessments" / name).write_text(text, encoding="utf-8")
+
+
+def test_assessment_problems_name_their_file_and_line(course_dir):
+    write(course_dir, "bad.toml", """slug = "bad"
+title = "Kötü"
+kind = "homework"
+opens = 2026-12-08T09:00:00+03:00
+due = 2026-12-01T09:00:00+03:00
+late = [{ until = 2026-12-09T23:59:00+03:00, credit = 1.5 }]
+time_limit_minutes = 30
+items = [
+  "first-choice",
+  "no-such-item",
+  { pool = ["n1", "n2"], pick = 3 },
+]
+""")
+    problems = {str(p) for p in load_course(course_dir).problems}
+    assert problems == {
+        "mini/assessments/bad.toml:5: due must be after opens",
+        "mini/assessments/bad.toml:6: a late window's credit must be a number in (0, 1], such as 0.8",
+        "mini/assessments/bad.toml:7: time_limit_minutes is for exams only (homework has a due date instead)",
+        "mini/assessments/bad.toml:10: no question or exercise with slug 'no-such-item' in this course",
+        "mini/assessments/bad.toml:11: the pool has 2 item(s), too few to pick 3",
+    }
+
+
+def test_exam_rules_dates_with_offsets_and_late_windows_in_order(course_dir):
+    write(course_dir, "kotu-sinav.toml", """slug = "kotu-sinav"
+title = "Kötü sınav"
+kind = "exam"
+opens = 2026-12-15T10:00:00
+due = 2026-12-15T12:00:00+03:00
+closes = 2026-12-16T12:00:00+03:00
+late = [
+  { until = 2026-12-16T12:00:00+03:00, credit = 0.5 },
+  { until = 2026-12-15T18:00:00+03:00, credit = 0.4 },
+]
+feedback = "later"
+items = ["n1", "n1"]
+""")
+    problems = {str(p) for p in load_course(course_dir).problems}
+    assert problems == {
+        "mini/assessments/kotu-sinav.toml:1: an exam needs time_limit_minutes (the time a student has once started)",
+        "mini/assessments/kotu-sinav.toml:4: opens must be a date and time with its offset, such as "
+        "2026-12-08T23:59:00+03:00 (unquoted)",
+        "mini/assessments/kotu-sinav.toml:9: late windows must end after due and after the window before them",
+        "mini/assessments/kotu-sinav.toml:11: feedback must be one of: immediate, score_only, after_close",
+        "mini/assessments/kotu-sinav.toml:12: item 'n1' appears twice in this assessment",
+    }
+
+
+def test_validate_json_lists_assessments_and_keeps_its_other_keys(course_dir, capsys):
+    call_command("validate_course", str(course_dir), "--json")
+    summary = json.loads(capsys.readouterr().out)
+    assert set(summary) == {"course", "lessons", "assessments", "problems"}
+    assert summary["problems"] == []
+    assert summary["assessments"] == [
+        {"slug": "odev", "items": ["first-choice", "n1", "n2", "n3"], "kind": "homework"},
+        {"slug": "sinav", "items": ["n1", "n2"], "kind": "exam"},
+    ]
+
+
+def test_built_in_course_has_a_homework_and_an_exam_that_validate():
+    source = load_course(BUILT_IN)
+    assert source.problems == []
+    kinds = {a["slug"]: a["kind"] for a in source.summary_dict()["assessments"]}
+    assert kinds == {"odev-1": "homework", "ara-sinav": "exam"}
+    homework = next(a for a in source.assessments if a.slug == "odev-1")
+    assert homework.opens == at("2026-12-01 09:00") and homework.closes == at("2026-12-10 23:59")
+
+
+def test_import_updates_and_retires_assessments_and_a_bad_file_changes_nothing(course, course_dir):
+    write(course_dir, "odev.toml", HOMEWORK.replace('title = "Ödev"', 'title = "Ödev 1"'))
+    (course_dir / "assessments" / "sinav.toml").unlink()
+    report = import_course(course_dir)
+    assert "~ assessment odev (changed: title)" in report.changes
+    assert "- assessment sinav (retired; student data kept)" in report.changes
+    write(course_dir, "odev.toml", HOMEWORK.replace('title = "Ödev"', 'title = "Bozuk"').replace("pick = 2", "pick = 9"))
+    with pytest.raises(ImportRefused):
+        import_course(course_dir)
+    assert Assessment.objects.get(slug="odev").title == "Ödev 1"
+    assert Assessment.objects.get(slug="sinav").retired
+
+
+# -- credit follows the time the work was received -----------------------------------------------
+
+def test_answer_before_due_gets_full_credit_and_late_windows_give_theirs(student, alice, homework):
+    with time_machine.travel(at("2026-12-08 23:58"), tick=False):
+        post_answer(student, "first-choice", "b")  # wrong, on time
+    with time_machine.travel(at("2026-12-09 12:00"), tick=False):
+        post_answer(student, "first-choice", "a")  # right, in the 80 % window
+    item = score_of(homework, alice, "first-choice")
+    assert (item.score, item.credit, item.late) == (0.8, 0.8, True)
+    pool_item = drawn(homework, alice)[1]
+    with time_machine.travel(at("2026-12-10 20:00"), tick=False):
+        post_answer(student, pool_item, pool_item[1])
+    item = score_of(homework, alice, pool_item)
+    assert (item.score, item.credit, item.late) == (1.0, 0.5, True)  # 2 points × 0.5
+
+
+def test_code_received_before_due_but_graded_after_it_gets_full_credit(db, tmp_path, alice, client):
+    root = tmp_path / "lab"
+    shutil.copytree(FIXTURES / "lab", root)
+    write(root, "kod.toml", HOMEWORK.replace('"odev"', '"kod"').replace(
+        'items = ["first-choice", { pool = ["n1", "n2", "n3"], pick = 2, points = 2 }]', 'items = ["attn"]'))
+    import_course(root)  # no grading data: the queued submission is graded by hand below
+    lab = Course.objects.get(slug="lab")
+    lab.enroll(alice)
+    client.force_login(alice)
+    url = reverse("submit_code", args=["lab", "lab", "attn"])
+    with time_machine.travel(at("2026-12-08 23:58:30"), tick=False):
+        client.post(url, {"code": "def attention(Q, K, V, mask=None):\n    return V\n", "mode": "submit",
+                          "assessment": "kod"})
+    [submission] = Submission.objects.filter(user=alice)
+    assert submission.is_pending
+    with time_machine.travel(at("2026-12-09 08:00"), tick=False):  # the queue was long
+        Submission.objects.filter(pk=submission.pk).update(status="done", verdict="passed", score=1.0)
+        item = score_of(Assessment.objects.get(slug="kod"), alice, "attn")
+    assert (item.score, item.credit, item.late) == (1.0, 1.0, False)
+
+
+def test_work_after_the_close_or_before_the_open_is_refused_and_not_stored(student, alice, homework):
+    for moment in ("2026-12-11 00:00", "2026-11-30 12:00"):
+        with time_machine.travel(at(moment), tick=False):
+            page = post_answer(student, "first-choice", "a")
+        assert page.status_code == 200
+    assert not Attempt.objects.filter(user=alice).exists() and not HandIn.objects.exists()
+    assert [str(m) for m in page.context["messages"]] == ["Bu değerlendirme henüz açılmadı."]
+
+
+def test_closed_refusal_says_so_in_words(student, homework):
+    with time_machine.travel(at("2026-12-11 00:00"), tick=False):
+        page = post_answer(student, "first-choice", "a")
+    assert page.status_code == 200
+    assert [str(m) for m in page.context["messages"]] == [
+        "Bu değerlendirme kapandı; artık çalışma teslim edilemez."]
+
+
+def test_item_not_in_the_students_pool_is_refused(student, alice, homework):
+    [missing] = {"n1", "n2", "n3"} - set(drawn(homework, alice))
+    with time_machine.travel(at("2026-12-05 12:00"), tick=False):
+        post_answer(student, missing, missing[1])
+    assert not Attempt.objects.filter(user=alice).exists()
+
+
+def test_pool_draws_are_per_student_and_stable(homework, make_user):
+    users = [make_user(f"s{i}") for i in range(8)]
+    first = [drawn(homework, u) for u in users]
+    assert first == [drawn(homework, u) for u in users]
+    assert len({tuple(d) for d in first}) > 1
+
+
+def test_attempt_limit_of_the_assessment(student, alice, homework):
+    with time_machine.travel(at("2026-12-05 12:00"), tick=False):
+        for _ in range(3):
+            post_answer(student, "first-choice", "b")
+    assert HandIn.objects.filter(user=alice).count() == 2
+    assert Attempt.objects.filter(user=alice).count() == 2
+
+
+# -- overrides -----------------------------------------------------------------------------------
+
+def test_extended_due_gives_full_credit_and_moves_the_late_windows(student, alice, homework, make_user):
+    StudentOverride.objects.create(assessment=homework, user=alice, due=at("2026-12-10 23:59"), extra_attempts=1,
+                                   set_by=make_user("hoca"))
+    windows = homework.windows_for(homework.override_for(alice))
+    assert windows.closes == at("2026-12-12 23:59")
+    assert windows.credit_at(at("2026-12-11 10:00")) == 0.8
+    with time_machine.travel(at("2026-12-10 20:00"), tick=False):
+        for _ in range(3):
+            post_answer(student, "first-choice", "a")
+    item = score_of(homework, alice, "first-choice")
+    assert (item.score, item.credit, item.late, item.hand_ins) == (1.0, 1.0, False, 3)
+
+
+# -- exams ---------------------------------------------------------------------------------------
+
+def start(client, password="gizli"):
+    return client.post(reverse("assessment_start", args=["mini", "sinav"]), {"password": password}, follow=True)
+
+
+def test_wrong_password_starts_nothing_and_answers_are_refused(student, alice, exam):
+    with time_machine.travel(at("2026-12-15 10:05"), tick=False):
+        page = start(student, "yanlis")
+        assert "parola" in page.text.lower() or "password" in page.text.lower()
+        post_answer(student, "n1", "1", assessment="sinav")
+    assert not AssessmentSession.objects.exists() and not Attempt.objects.exists()
+    assert ExamLogEntry.objects.filter(event="refused").count() == 1
+
+
+def test_exam_clock_is_the_servers_and_answers_after_it_are_refused(student, alice, exam):
+    with time_machine.travel(at("2026-12-15 10:05"), tick=False):
+        start(student)
+    session = AssessmentSession.objects.get(user=alice)
+    assert session.deadline == at("2026-12-15 10:35")
+    with time_machine.travel(at("2026-12-15 10:20"), tick=False):
+        start(student)  # a reconnect resumes, it does not restart the clock
+        page = student.get(reverse("assessment", args=["mini", "sinav"]))
+        assert page.context["seconds_left"] == 15 * 60
+        post_answer(student, "n1", "1", assessment="sinav")
+        page = student.get(reverse("assessment", args=["mini", "sinav"]))
+        assert "Kapanıştan sonra" in page.text or "closes" in page.text  # after_close: only "received"
+        assert AssessmentSession.objects.get(user=alice).deadline == session.deadline
+    with time_machine.travel(at("2026-12-15 10:35:01"), tick=False):
+        post_answer(student, "n2", "2", assessment="sinav")
+    assert list(Attempt.objects.filter(user=alice).values_list("question__slug", flat=True)) == ["n1"]
+    assert score_of(exam, alice, "n1").score == 1.0
+
+
+def test_extra_time_stretches_the_exam_but_not_past_its_close(student, alice, exam, make_user):
+    StudentOverride.objects.create(assessment=exam, user=alice, time_factor=1.5, set_by=make_user("hoca"))
+    with time_machine.travel(at("2026-12-15 10:00"), tick=False):
+        start(student)
+    assert AssessmentSession.objects.get(user=alice).deadline == at("2026-12-15 10:45")
+    AssessmentSession.objects.all().delete()
+    with time_machine.travel(at("2026-12-15 11:50"), tick=False):
+        start(student)
+    assert AssessmentSession.objects.get(user=alice).deadline == at("2026-12-15 12:00")
+
+
+def test_handed_in_exam_refuses_later_answers(student, alice, exam):
+    with time_machine.travel(at("2026-12-15 10:05"), tick=False):
+        start(student)
+        student.post(reverse("assessment_finish", args=["mini", "sinav"]))
+        post_answer(student, "n1", "1", assessment="sinav")
+    assert not Attempt.objects.exists()
+    assert list(ExamLogEntry.objects.values_list("event", flat=True)) == ["started", "submitted", "refused"]
+
+
+@pytest.mark.queue
+@pytest.mark.django_db(transaction=True)
+def test_two_posts_at_once_at_the_deadline_store_one_answer(course_dir, make_user):
+    write(course_dir, "tek.toml", HOMEWORK.replace('"odev"', '"tek"').replace("max_attempts = 2", "max_attempts = 1"))
+    import_course(course_dir)
+    course = Course.objects.get(slug="mini")
+    alice = make_user("alice")
+    course.enroll(alice)
+    clients = [Client(), Client()]
+    for client in clients:
+        client.force_login(alice)
+    ready, pages = threading.Barrier(2), []
+
+    def post(client):
+        ready.wait()
+        try:
+            pages.append(post_answer(client, "first-choice", "a", assessment="tek"))
+        finally:
+            connection.close()
+
+    with time_machine.travel(at("2026-12-08 23:59"), tick=False):
+        threads = [threading.Thread(target=post, args=(c,)) for c in clients]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert sorted(p.status_code for p in pages) == [200, 200]
+    assert Attempt.objects.count() == 1 and HandIn.objects.count() == 1
+    tek = Assessment.objects.get(slug="tek")
+    assert score_of(tek, alice, "first-choice").score == 1.0
+
+
+# -- contract and pages --------------------------------------------------------------------------
+
+def test_assessment_scores_json_contract(student, alice, bob, homework, course, capsys, make_user):
+    course.enroll(bob)
+    with time_machine.travel(at("2026-12-09 10:00"), tick=False):
+        post_answer(student, "first-choice", "a")
+    pool = drawn(homework, alice)[1:]
+    ManualScore.change(homework, alice, pool[0], 1.5, "Yöntem doğru, işaret hatası.", by=make_user("hoca"))
+    call_command("assessment_scores", "mini", "odev", "--json")
+    data = json.loads(capsys.readouterr().out)
+    assert data == {"assessment": "odev", "students": [
+        {"username": "alice", "total": 2.3, "items": [
+            {"item": "first-choice", "score": 0.8, "credit": 0.8, "late": True, "manual": False},
+            {"item": pool[0], "score": 1.5, "credit": None, "late": False, "manual": True},
+            {"item": pool[1], "score": 0.0, "credit": None, "late": False, "manual": False},
+        ]},
+        {"username": "bob", "total": 0.0, "items": [
+            {"item": i, "score": 0.0, "credit": None, "late": False, "manual": False} for i in drawn(homework, bob)
+        ]},
+    ]}
+
+
+def test_course_page_lists_assessments_with_their_state_in_istanbul_time(student, homework):
+    with time_machine.travel(at("2026-12-09 12:00"), tick=False):
+        page = student.get(reverse("course", args=["mini"])).text
+    assert "Ödev" in page and "%80" in page.replace(" ", "").replace("80%", "%80")
+    assert "10 Aralık 2026 23:59" in page  # closes, Istanbul time (20:59 UTC)
+    with time_machine.travel(at("2026-12-01 08:00"), tick=False):
+        assert "1 Aralık 2026 09:00" in student.get(reverse("course", args=["mini"])).text
+
+
+def test_assessment_page_lists_the_students_items(student, alice, homework):
+    with time_machine.travel(at("2026-12-05 12:00"), tick=False):
+        page = student.get(reverse("assessment", args=["mini", "odev"])).text
+    for slug in ["first-choice", *drawn(homework, alice)]:
+        assert f'id="item-{slug}"' in page
+    [missing] = {"n1", "n2", "n3"} - set(drawn(homework, alice))
+    assert f'id="item-{missing}"' not in page
