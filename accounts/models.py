@@ -3,6 +3,7 @@ from datetime import datetime, timedelta
 from django.db import IntegrityError, models, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 
 class RateCounter(models.Model):
@@ -12,9 +13,13 @@ class RateCounter(models.Model):
     UPDATE, so the limits hold across gunicorn workers and machines (see accounts/ratelimit.py).
     """
 
-    key = models.CharField(max_length=120, unique=True)  # "<limit>:<address>", or "<limit>:*" for the site
-    window_end = models.DateTimeField(db_index=True)
-    count = models.PositiveIntegerField(default=0)
+    key = models.CharField(_("limit and address"), max_length=120, unique=True)  # "<limit>:<address>", or "<limit>:*" for the site
+    window_end = models.DateTimeField(_("window ends"), db_index=True)
+    count = models.PositiveIntegerField(_("requests"), default=0)
+
+    class Meta:
+        verbose_name = _("request counter")
+        verbose_name_plural = _("request counters")
 
     def __str__(self) -> str:
         return f"{self.key} until {self.window_end:%H:%M:%S}: {self.count}"

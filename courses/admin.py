@@ -6,6 +6,7 @@ from django.utils.safestring import mark_safe
 from django.utils.timezone import localtime
 from django.utils.translation import gettext, gettext_lazy as _
 
+from .kinds import REGISTRY
 from .models import Attempt, Course, Enrollment, Exercise, Lesson, LessonProgress, Question
 from .reimport import latest_reimport, queue_reimport
 
@@ -110,10 +111,33 @@ class CourseAdmin(admin.ModelAdmin):
         return format_html("<p>{}</p><ul>{}</ul>", text, listed) if items else format_html("<p>{}</p>", text)
 
 
+class KindFilter(admin.SimpleListFilter):
+    """Question kinds by their names for people ("single choice"), not their identifiers."""
+
+    title = _("kind")
+    parameter_name = "kind"
+
+    def lookups(self, request, model_admin):
+        return [(kind.name, kind.label) for kind in REGISTRY.values()]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(kind=self.value()) if self.value() else queryset
+
+
+@admin.display(description=_("kind"), ordering="kind")
+def kind_label(question):
+    return question.kind_label
+
+
+@admin.display(description=_("question"))
+def question_text(question):
+    return question.short_text
+
+
 class QuestionInline(admin.TabularInline):
     model = Question
-    fields = ("order", "slug", "kind", "max_attempts", "retired")
-    readonly_fields = ("slug", "kind")
+    fields = ("order", "slug", question_text, kind_label, "max_attempts", "retired")
+    readonly_fields = ("slug", question_text, kind_label)
     extra = 0
     show_change_link = True
 
@@ -144,11 +168,11 @@ class LessonAdmin(InstructorScopedAdmin):
 
 @admin.register(Question)
 class QuestionAdmin(InstructorScopedAdmin):
-    list_display = ("slug", "kind", "lesson", "order", "max_attempts", "retired")
-    list_filter = ("kind", "retired", "course")
+    list_display = (question_text, "slug", kind_label, "lesson", "order", "max_attempts", "retired")
+    list_filter = (KindFilter, "retired", "course")
     search_fields = ("slug", "prompt_html")
-    readonly_fields = ("course", "lesson", "slug", "kind", "source_file", "prompt_preview", "spec", "reveal")
-    exclude = ("prompt_html", "explanation_html")
+    readonly_fields = ("course", "lesson", "slug", kind_label, "source_file", "prompt_preview", "spec", "reveal")
+    exclude = ("prompt_html", "explanation_html", "kind")
 
     @admin.display(description=_("prompt preview"))
     def prompt_preview(self, obj):
@@ -157,7 +181,7 @@ class QuestionAdmin(InstructorScopedAdmin):
 
 @admin.register(Exercise)
 class ExerciseAdmin(InstructorScopedAdmin):
-    list_display = ("slug", "title", "lesson", "order", "content_hash_short", "retired")
+    list_display = ("title", "slug", "lesson", "order", "content_hash_short", "retired")
     list_filter = ("retired", "course")
     search_fields = ("slug", "title")
     # Code and hints come from the exercise folder (an edit here would be undone by the next

@@ -10,7 +10,11 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.functional import cached_property
+from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
+
+from .templatetags_text import html_to_text
 
 
 # Student work is never deleted with content (on_delete=PROTECT): items are retired instead.
@@ -150,13 +154,17 @@ class Lesson(models.Model):
         for item in questions + exercises:
             # Their templates link through lesson and course: not one query per item.
             item.lesson, item.course = self, self.course
-        return sorted(questions + exercises, key=lambda item: (item.order, item.slug))
+        items = sorted(questions + exercises, key=lambda item: (item.order, item.slug))
+        # Questions are called by their number in the lesson ("Soru 3"), on its page and in the gradebook.
+        for number, question in enumerate((item for item in items if not item.is_exercise), start=1):
+            question.number = number
+        return items
 
 
 class Question(models.Model):
     """A self-test item; ``kind`` names a class in the question-kind registry."""
 
-    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="questions")
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="questions", verbose_name=_("course"))
     lesson = models.ForeignKey(
         Lesson, on_delete=models.CASCADE, related_name="questions", verbose_name=_("lesson")
     )
@@ -183,9 +191,26 @@ class Question(models.Model):
         verbose_name_plural = _("questions")
 
     def __str__(self) -> str:
-        return self.slug
+        return self.short_text
 
     is_exercise = False
+
+    @property
+    def short_text(self) -> str:
+        """The prompt as one short line of plain text: the question's name where a title is needed."""
+        return Truncator(html_to_text(self.prompt_html) or self.slug).chars(70)
+
+    @cached_property
+    def number(self) -> int:
+        """Its number among its lesson's questions ("Soru 3"); Lesson.items() sets it for a whole lesson at once."""
+        slugs = list(self.lesson.questions.active().order_by("order", "slug").values_list("slug", flat=True))
+        return slugs.index(self.slug) + 1 if self.slug in slugs else 0
+
+    @property
+    def kind_label(self) -> str:
+        from .kinds import get_kind
+
+        return get_kind(self.kind).label
 
     @property
     def kind_template(self) -> str:
@@ -197,7 +222,7 @@ class Question(models.Model):
 class Exercise(models.Model):
     """A code exercise graded in the sandbox; its solution and cases never reach a browser."""
 
-    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="exercises")
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="exercises", verbose_name=_("course"))
     lesson = models.ForeignKey(
         Lesson, on_delete=models.CASCADE, related_name="exercises", verbose_name=_("lesson")
     )
@@ -227,9 +252,10 @@ class Exercise(models.Model):
         verbose_name_plural = _("exercises")
 
     def __str__(self) -> str:
-        return self.slug
+        return self.title or self.slug
 
     is_exercise = True
+    kind_label = _("code exercise")
 
     @property
     def misconception_hints(self) -> dict[str, str]:
@@ -238,9 +264,9 @@ class Exercise(models.Model):
 
 class Enrollment(models.Model):
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="enrollments"
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="enrollments", verbose_name=_("student")
     )
-    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="enrollments")
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="enrollments", verbose_name=_("course"))
     created_at = models.DateTimeField(_("enrolled"), default=timezone.now)
 
     class Meta:
@@ -258,9 +284,9 @@ class LessonProgress(models.Model):
     """When a student first and last opened a lesson, and when they marked it done."""
 
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lesson_progress"
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lesson_progress", verbose_name=_("student")
     )
-    lesson = models.ForeignKey(Lesson, on_delete=models.PROTECT, related_name="progress")
+    lesson = models.ForeignKey(Lesson, on_delete=models.PROTECT, related_name="progress", verbose_name=_("lesson"))
     first_visited_at = models.DateTimeField(_("first visit"), default=timezone.now)
     last_visited_at = models.DateTimeField(_("last visit"), default=timezone.now)
     completed_at = models.DateTimeField(_("completed"), null=True, blank=True)
@@ -311,11 +337,11 @@ class GradedAnswer(models.Model):
     status = models.CharField(_("status"), max_length=8, choices=Status, default=Status.DONE, db_index=True)
     # While queued or running, as for submissions: when its task was enqueued, and the lease
     # of the worker grading it (an expired lease is queued again by the sweeper).
-    enqueued_at = models.DateTimeField(null=True, blank=True)
-    lease_token = models.CharField(max_length=64, blank=True)
-    lease_expires_at = models.DateTimeField(null=True, blank=True)
-    tries = models.PositiveSmallIntegerField(default=0)
-    last_error = models.TextField(blank=True)
+    enqueued_at = models.DateTimeField(_("queued at"), null=True, blank=True)
+    lease_token = models.CharField(_("lease"), max_length=64, blank=True)
+    lease_expires_at = models.DateTimeField(_("lease expires"), null=True, blank=True)
+    tries = models.PositiveSmallIntegerField(_("grading tries"), default=0)
+    last_error = models.TextField(_("last grader error"), blank=True)
 
     class Meta:
         abstract = True
@@ -338,9 +364,10 @@ class Attempt(GradedAnswer):
         ANSWER = "answer", _("answer")
         REVEAL = "reveal", _("answer revealed")
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="attempts")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="attempts",
+                             verbose_name=_("student"))
     # Student work outlives content: a retired question keeps its attempts; deleting one is refused.
-    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="attempts")
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="attempts", verbose_name=_("question"))
     kind = models.CharField(_("kind"), max_length=8, choices=Kind, default=Kind.ANSWER)
     # Answers given after the answer was revealed are kept but score 0.
     after_reveal = models.BooleanField(_("after reveal"), default=False)
@@ -365,8 +392,8 @@ class AnswerPreview(GradedAnswer):
     blanks by a worker through the queue) but never an attempt, so it never reaches the
     gradebook, the statistics or anyone's progress."""
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("user"))
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="+", verbose_name=_("question"))
 
     # Read like an attempt's by the question's state and templates.
     kind = Attempt.Kind.ANSWER

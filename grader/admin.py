@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
-from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext, gettext_lazy as _
 
 from .models import Submission
 
@@ -46,7 +46,7 @@ class SubmissionAdmin(admin.ModelAdmin):
     @admin.display(description=_("result"))
     def result_preview(self, obj):
         items = format_html_join("", "<li>{} {}{}: {}</li>", (
-            ("✓" if t["passed"] else "✗", t["name"], " (gizli)" if t["hidden"] else "", t["message"] or "")
+            ("✓" if t["passed"] else "✗", t["name"], f" ({gettext('hidden')})" if t["hidden"] else "", t["message"] or "")
             for t in obj.rendered_tests()
         ))
         return format_html("<p>{}</p><ul>{}</ul>", obj.rendered_message(), items)

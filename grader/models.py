@@ -48,12 +48,14 @@ class Submission(models.Model):
         RUN = "run", _("run on the examples")
         SUBMIT = "submit", _("submitted")
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions",
+                             verbose_name=_("student"))
     # Student work outlives content: a retired exercise keeps its submissions; deleting one is refused.
-    exercise = models.ForeignKey("courses.Exercise", on_delete=models.PROTECT, related_name="submissions")
+    exercise = models.ForeignKey("courses.Exercise", on_delete=models.PROTECT, related_name="submissions",
+                                 verbose_name=_("exercise"))
     mode = models.CharField(_("mode"), max_length=8, choices=Mode, default=Mode.SUBMIT)
     code = models.TextField(_("code"))
-    code_hash = models.CharField(max_length=64, db_index=True)
+    code_hash = models.CharField(_("code hash"), max_length=64, db_index=True)
     status = models.CharField(_("status"), max_length=8, choices=Status, default=Status.QUEUED, db_index=True)
     verdict = models.CharField(_("verdict"), max_length=16, choices=Verdict, blank=True)
     score = models.FloatField(_("score"), null=True, blank=True)
@@ -64,20 +66,20 @@ class Submission(models.Model):
     misconception = models.CharField(_("misconception"), max_length=64, blank=True)
     # Sent after the student chose to see the sample solution: kept, but scores 0.
     after_reveal = models.BooleanField(_("after the sample solution"), default=False)
-    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(_("grading time (ms)"), null=True, blank=True)
     graded_hash = models.CharField(_("graded against"), max_length=64, blank=True)
     created_at = models.DateTimeField(_("submitted"), default=timezone.now, db_index=True)
     # When a task was last put on the queue for it: the sweeper re-enqueues a queued
     # submission whose task may have been lost (enqueue failed, worker died before claiming).
-    enqueued_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    enqueued_at = models.DateTimeField(_("queued at"), null=True, blank=True)
+    started_at = models.DateTimeField(_("started"), null=True, blank=True)
+    finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
     # The lease of the worker that claimed it: a dead worker's lease expires and the
     # sweeper queues the submission again; a late result with a stale lease is dropped.
-    lease_token = models.CharField(max_length=64, blank=True)
-    lease_expires_at = models.DateTimeField(null=True, blank=True)
-    tries = models.PositiveSmallIntegerField(default=0)
-    last_error = models.TextField(blank=True)
+    lease_token = models.CharField(_("lease"), max_length=64, blank=True)
+    lease_expires_at = models.DateTimeField(_("lease expires"), null=True, blank=True)
+    tries = models.PositiveSmallIntegerField(_("grading tries"), default=0)
+    last_error = models.TextField(_("last grader error"), blank=True)
 
     objects = SubmissionQuerySet.as_manager()
 
@@ -207,8 +209,9 @@ def render_message(data: dict | None) -> str:
 class SolutionReveal(models.Model):
     """A student chose to see an exercise's sample solution (allowed by its reveal rule)."""
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    exercise = models.ForeignKey("courses.Exercise", on_delete=models.PROTECT, related_name="solution_reveals")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("student"))
+    exercise = models.ForeignKey("courses.Exercise", on_delete=models.PROTECT, related_name="solution_reveals",
+                                 verbose_name=_("exercise"))
     created_at = models.DateTimeField(_("time"), default=timezone.now)
 
     class Meta:
@@ -223,14 +226,16 @@ class SolutionReveal(models.Model):
 class GradeChange(models.Model):
     """Every grade a submission has had: the first verdict and each applied regrade."""
 
-    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="grade_history")
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="grade_history",
+                                   verbose_name=_("submission"))
     verdict = models.CharField(_("verdict"), max_length=16, choices=Verdict)
     score = models.FloatField(_("score"), null=True)
     tests = models.JSONField(_("tests"), default=list)
     message = models.JSONField(_("message"), null=True, blank=True)
     misconception = models.CharField(_("misconception"), max_length=64, blank=True)
     graded_hash = models.CharField(_("graded against"), max_length=64, blank=True)
-    regrade = models.ForeignKey("Regrade", null=True, blank=True, on_delete=models.SET_NULL, related_name="changes")
+    regrade = models.ForeignKey("Regrade", null=True, blank=True, on_delete=models.SET_NULL, related_name="changes",
+                                verbose_name=_("regrade"))
     created_at = models.DateTimeField(_("time"), default=timezone.now)
 
     class Meta:
@@ -254,10 +259,12 @@ class Regrade(models.Model):
         APPLIED = "applied", _("applied")
         CANCELLED = "cancelled", _("cancelled")
 
-    exercise = models.ForeignKey("courses.Exercise", on_delete=models.CASCADE, related_name="regrades")
+    exercise = models.ForeignKey("courses.Exercise", on_delete=models.CASCADE, related_name="regrades",
+                                 verbose_name=_("exercise"))
     content_hash = models.CharField(_("graded against"), max_length=64)
     status = models.CharField(_("status"), max_length=10, choices=Status, default=Status.PREVIEW)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+",
+                                   verbose_name=_("started by"))
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     applied_at = models.DateTimeField(_("applied"), null=True, blank=True)
 
@@ -268,19 +275,21 @@ class Regrade(models.Model):
 
 
 class RegradeItem(models.Model):
-    regrade = models.ForeignKey(Regrade, on_delete=models.CASCADE, related_name="items")
-    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="+")
-    old_verdict = models.CharField(max_length=16, blank=True)
-    old_score = models.FloatField(null=True)
-    done = models.BooleanField(default=False)
-    new_verdict = models.CharField(max_length=16, blank=True)
-    new_score = models.FloatField(null=True)
-    new_tests = models.JSONField(default=list)
-    new_message = models.JSONField(null=True)
-    new_misconception = models.CharField(max_length=64, blank=True)
+    regrade = models.ForeignKey(Regrade, on_delete=models.CASCADE, related_name="items", verbose_name=_("regrade"))
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="+", verbose_name=_("submission"))
+    old_verdict = models.CharField(_("verdict before"), max_length=16, blank=True)
+    old_score = models.FloatField(_("score before"), null=True)
+    done = models.BooleanField(_("graded"), default=False)
+    new_verdict = models.CharField(_("verdict after"), max_length=16, blank=True)
+    new_score = models.FloatField(_("score after"), null=True)
+    new_tests = models.JSONField(_("tests after"), default=list)
+    new_message = models.JSONField(_("message after"), null=True)
+    new_misconception = models.CharField(_("misconception after"), max_length=64, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["regrade", "submission"], name="one_item_per_submission")]
+        verbose_name = _("regraded submission")
+        verbose_name_plural = _("regraded submissions")
 
     @property
     def delta(self) -> float | None:
@@ -299,17 +308,19 @@ class ItemCheck(models.Model):
         DONE = "done", _("done")
         FAILED = "failed", _("failed")
 
-    exercise = models.ForeignKey("courses.Exercise", on_delete=models.CASCADE, related_name="checks")
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    exercise = models.ForeignKey("courses.Exercise", on_delete=models.CASCADE, related_name="checks",
+                                 verbose_name=_("exercise"))
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+",
+                                     verbose_name=_("requested by"))
     created_at = models.DateTimeField(_("requested"), default=timezone.now)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(_("started"), null=True, blank=True)
+    finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
     status = models.CharField(_("status"), max_length=8, choices=Status, default=Status.QUEUED)
     # What to grade, read from the course files when the check was asked for:
     # [{"label", "file", "code"}]; then one result per program.
-    programs = models.JSONField(default=list)
-    runs = models.JSONField(default=list)
-    message = models.TextField(blank=True)  # a msgid, translated when shown
+    programs = models.JSONField(_("programs"), default=list)
+    runs = models.JSONField(_("results"), default=list)
+    message = models.TextField(_("message"), blank=True)  # a msgid, translated when shown
 
     class Meta:
         ordering = ["-created_at", "-pk"]

@@ -3,7 +3,7 @@
 from django.template.loader import render_to_string
 
 
-def bar_chart(rows: list[tuple[str, int]], title: str) -> str:
+def bar_chart(rows: list[tuple[str, int]], title: str, label_heading: str = "") -> str:
     if not rows:
         return ""
     largest = max(count for _, count in rows) or 1
@@ -13,5 +13,5 @@ def bar_chart(rows: list[tuple[str, int]], title: str) -> str:
         for i, (label, count) in enumerate(rows)
     ]
     return render_to_string("instructors/bar_chart.html", {
-        "title": title, "bars": bars, "height": len(rows) * (bar_height + gap), "bar_height": bar_height,
+        "title": title, "label_heading": label_heading, "bars": bars, "height": len(rows) * (bar_height + gap), "bar_height": bar_height,
     })

@@ -7,8 +7,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db.models import Max
+from django.utils.text import Truncator
+from django.utils.translation import gettext as _
 
 from courses.models import Attempt, Course, Enrollment, LessonProgress
+from courses.templatetags_text import html_to_text
 from grader.models import Submission, Verdict
 
 
@@ -32,17 +35,49 @@ class Row:
 
 
 def course_items(course: Course, lesson_slug: str | None = None) -> list:
-    """Active questions and exercises in lesson order; each gets a ``key`` for the gradebook."""
+    """Active questions and exercises in lesson order; each gets a ``key`` for the gradebook
+    and a ``name`` people read: the exercise's title, or the question's number in its lesson
+    as on the lesson page ("Soru 3"), with the prompt's first words as its ``description``."""
     items = []
-    lessons = course.active_lessons()
-    if lesson_slug:
-        lessons = lessons.filter(slug=lesson_slug)
-    for lesson in lessons:
+    for lesson_number, lesson in enumerate(course.active_lessons(), start=1):
+        if lesson_slug and lesson.slug != lesson_slug:
+            continue
+        lesson.number = lesson_number
         for item in lesson.items():
             item.key = f"{'e' if item.is_exercise else 'q'}:{item.slug}"
             item.lesson_slug = lesson.slug
+            name_item(item)
             items.append(item)
     return items
+
+
+def name_item(item) -> None:
+    """Give a question or exercise the ``name`` and ``description`` instructors read."""
+    if item.is_exercise:
+        item.name, item.description = item.title, item.title
+    else:
+        item.name = _("Question %(number)s") % {"number": item.number} if item.number else item.slug
+        item.description = item.short_text
+
+
+def misconception_labels(item) -> dict[str, str]:
+    """A readable label for each misconception tag of a question or exercise: the hint its
+    author wrote for it, as one short line of text (tags without a hint keep the tag)."""
+    hints = item.misconception_hints if item.is_exercise else dict(_spec_hints(item.spec))
+    return {tag: Truncator(html_to_text(hint)).chars(90) for tag, hint in hints.items() if html_to_text(hint)}
+
+
+def _spec_hints(spec):
+    # Every kind keeps a misconception next to its hint ({"misconception", "hint_html"}), in
+    # options, blanks or wrong answers: find them wherever they are.
+    if isinstance(spec, dict):
+        if spec.get("misconception") and spec.get("hint_html"):
+            yield spec["misconception"], spec["hint_html"]
+        for value in spec.values():
+            yield from _spec_hints(value)
+    elif isinstance(spec, list):
+        for value in spec:
+            yield from _spec_hints(value)
 
 
 def _score(scores: list[tuple[datetime, float]], policy: str) -> tuple[float | None, datetime | None]:

@@ -7,6 +7,7 @@ urlpatterns = [
     path("<slug:course_slug>/", views.dashboard, name="dashboard"),
     path("<slug:course_slug>/notlar/", views.gradebook, name="gradebook"),
     path("<slug:course_slug>/notlar.csv", views.gradebook_csv, name="gradebook_csv"),
+    path("<slug:course_slug>/notlar-excel.csv", views.gradebook_csv, {"excel": True}, name="gradebook_csv_excel"),
     path("<slug:course_slug>/oge/<str:kind>/<slug:slug>/", views.item_stats, name="item"),
     path("<slug:course_slug>/alistirma/<slug:slug>/ogrenci/<int:user_id>/", views.student_submissions, name="submissions"),
     path("<slug:course_slug>/alistirma/<slug:slug>/yeniden-notlandir/", views.regrade_start, name="regrade_start"),

@@ -37,7 +37,9 @@ def _get_item(course: Course, kind: str, slug: str):
     if kind not in ("q", "e"):
         raise Http404
     manager = course.exercises if kind == "e" else course.questions
-    return get_object_or_404(manager.active().select_related("lesson"), slug=slug)
+    item = get_object_or_404(manager.active().select_related("lesson"), slug=slug)
+    stats.name_item(item)
+    return item
 
 
 @login_required
@@ -92,14 +94,19 @@ def _csv_cell(value: str) -> str:
 
 
 @login_required
-def gradebook_csv(request: HttpRequest, course_slug: str) -> HttpResponse:
+def gradebook_csv(request: HttpRequest, course_slug: str, excel: bool = False) -> HttpResponse:
+    """The gradebook as CSV: the standard one (commas, decimal points), or with ``excel`` the one
+    Excel in Turkish opens as columns (semicolons, decimal commas). Both start with a BOM so
+    spreadsheet programs read Turkish letters right."""
     course = _get_course_for_instructor(request, course_slug)
     items = stats.course_items(course)
     rows = stats.gradebook(course, items)
+    number = (lambda value: f"{value:.2f}".replace(".", ",")) if excel else (lambda value: f"{value:.2f}")
     response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{course.slug}-notlar.csv"'
-    response.write("\ufeff")  # BOM: spreadsheet programs then read Turkish letters right
-    writer = csv.writer(response)
+    name = f"{course.slug}-notlar-excel.csv" if excel else f"{course.slug}-notlar.csv"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response.write("\ufeff")
+    writer = csv.writer(response, delimiter=";" if excel else ",")
     writer.writerow([_("username"), _("e-mail"), _("enrolled"), _("last activity"), _("total")]
                     + [item.slug for item in items])
     for row in rows:
@@ -107,8 +114,8 @@ def gradebook_csv(request: HttpRequest, course_slug: str) -> HttpResponse:
             [_csv_cell(row.user.username), _csv_cell(row.user.email),
              timezone.localtime(row.enrolled_at).date().isoformat(),
              timezone.localtime(row.last_activity).isoformat(timespec="minutes") if row.last_activity else "",
-             f"{row.total:.2f}"]
-            + ["" if row.cells[item.key].score is None else f"{row.cells[item.key].score:.2f}" for item in items]
+             number(row.total)]
+            + ["" if row.cells[item.key].score is None else number(row.cells[item.key].score) for item in items]
         )
     return response
 
@@ -122,7 +129,7 @@ def item_stats(request: HttpRequest, course_slug: str, kind: str, slug: str) -> 
         summary, detail = stats.exercise_stats(item)
         labels = dict(Submission._meta.get_field("verdict").choices)
         context["chart"] = bar_chart([(labels.get(v, v), n) for v, n in sorted(detail["verdicts"].items())],
-                                     _("Verdicts of submitted code"))
+                                     _("Verdicts of submitted code"), label_heading=_("Verdict"))
         context["hidden_failures"] = detail["hidden_failures"]
         context["clusters"] = stats.error_clusters(item)[:10]
         context["regrades"] = item.regrades.all()[:10]
@@ -132,8 +139,16 @@ def item_stats(request: HttpRequest, course_slug: str, kind: str, slug: str) -> 
         context["chart"] = bar_chart(_choice_rows(item, detail["chosen"]), _("What students chose"))
         context["wrong_texts"] = detail["wrong_texts"]
     context["summary"] = summary
-    context["misconception_chart"] = bar_chart(summary.misconceptions, _("Misconceptions matched")) if summary.misconceptions else ""
+    labels = context["misconception_labels"] = stats.misconception_labels(item)
+    context["misconception_chart"] = bar_chart(
+        [(_misconception_row(tag, labels), n) for tag, n in summary.misconceptions], _("Misconceptions matched"),
+        label_heading=_("Misconception"),
+    ) if summary.misconceptions else ""
     return render(request, "instructors/item.html", context)
+
+
+def _misconception_row(tag: str, labels: dict[str, str]) -> str:
+    return f"{labels[tag]} ({tag})" if tag in labels else tag
 
 
 def stats_stale_count(exercise) -> int:
@@ -178,10 +193,9 @@ def student_submissions(request: HttpRequest, course_slug: str, slug: str, user_
     entries = []
     for index, submission in enumerate(shown[:page.end_index() - start]):
         previous = shown[index + 1] if index + 1 < len(shown) else None
-        diff = ""
+        diff = []
         if previous is not None:
-            diff = "\n".join(difflib.unified_diff(previous.code.splitlines(), submission.code.splitlines(),
-                                                  f"#{previous.pk}", f"#{submission.pk}", lineterm=""))
+            diff = _diff_lines(previous.code, submission.code, f"#{previous.pk}", f"#{submission.pk}")
         entries.append({
             "submission": submission,
             "code_html": highlight(submission.code, PythonLexer(), formatter),
@@ -192,8 +206,23 @@ def student_submissions(request: HttpRequest, course_slug: str, slug: str, user_
     hints = exercise.misconception_hints
     return render(request, "instructors/submissions.html", {
         "course": course, "exercise": exercise, "student": student, "entries": entries, "hints": hints,
-        "page": page,
+        "page": page, "misconception_labels": stats.misconception_labels(exercise),
     })
+
+
+def _diff_lines(old: str, new: str, old_name: str, new_name: str) -> list[tuple[str, str]]:
+    """A unified diff as (kind, line) pairs, kind being "add", "del", "hunk", "file" or "": the
+    page colours added lines green and removed lines red and says which is which in words too."""
+    lines = []
+    for line in difflib.unified_diff(old.splitlines(), new.splitlines(), old_name, new_name, lineterm=""):
+        if line.startswith(("+++", "---")):
+            kind = "file"
+        elif line.startswith("@@"):
+            kind = "hunk"
+        else:
+            kind = {"+": "add", "-": "del"}.get(line[:1], "")
+        lines.append((kind, line))
+    return lines
 
 
 @login_required
@@ -226,7 +255,8 @@ def regrade_detail(request: HttpRequest, course_slug: str, pk: int) -> HttpRespo
         elif action == "cancel" and regrade.status == Regrade.Status.PREVIEW:
             Regrade.objects.filter(pk=regrade.pk).update(status=Regrade.Status.CANCELLED)
         return redirect("instructors:regrade", course.slug, regrade.pk)
-    return render(request, "instructors/regrade.html", {"course": course, "regrade": regrade, **regrades.summary(regrade)})
+    return render(request, "instructors/regrade.html", {"course": course, "regrade": regrade, **regrades.summary(regrade),
+                                                        "misconception_labels": stats.misconception_labels(regrade.exercise)})
 
 
 @login_required
@@ -251,4 +281,5 @@ def test_item(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse
         itemcheck.start(exercise, request.user)
         return redirect("instructors:test_item", course.slug, exercise.slug)
     check = exercise.checks.first()
-    return render(request, "instructors/test_item.html", {"course": course, "exercise": exercise, "check": check})
+    return render(request, "instructors/test_item.html", {"course": course, "exercise": exercise, "check": check,
+                                                          "misconception_labels": stats.misconception_labels(exercise)})

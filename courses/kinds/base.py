@@ -61,6 +61,7 @@ class QuestionKind:
     """
 
     name: str = ""
+    label: str = ""  # what instructors read for the kind ("single choice"), translated
     # Keys of a question table that every kind shares; the rest belong to the kind.
     COMMON_KEYS = {"slug", "kind", "order", "prompt", "explanation", "reveal", "max_attempts"}
     keys: set[str] = set()

@@ -77,6 +77,7 @@ class _ChoiceKind(QuestionKind):
 @register
 class SingleChoice(_ChoiceKind):
     name = "single_choice"
+    label = _("single choice")
 
     def check_correct_count(self, count: int) -> None:
         if count != 1:
@@ -109,6 +110,7 @@ class SingleChoice(_ChoiceKind):
 @register
 class MultipleChoice(_ChoiceKind):
     name = "multiple_choice"
+    label = _("multiple choice")
 
     def check_correct_count(self, count: int) -> None:
         if count < 1:

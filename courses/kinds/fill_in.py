@@ -53,6 +53,7 @@ def program(spec: dict, values: list[str]) -> str:
 @register
 class FillIn(QuestionKind):
     name = "fill_in"
+    label = gettext_lazy("fill in the blanks")
     keys = {"code", "blanks", "check", "cases", "rtol", "atol"}
     required = {"code", "blanks"}
 

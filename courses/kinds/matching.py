@@ -20,6 +20,7 @@ def _right_id(text: str) -> str:
 @register
 class Matching(QuestionKind):
     name = "matching"
+    label = _("matching")
     keys = {"pairs", "distractors", "wrong_pairs"}
     required = {"pairs"}
 

@@ -25,6 +25,7 @@ def parse_number(text: str) -> float:
 @register
 class Numeric(QuestionKind):
     name = "numeric"
+    label = _("numeric answer")
     keys = {"answer", "tolerance", "relative", "unit", "wrong_values"}
     required = {"answer", "tolerance"}
 
