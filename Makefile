@@ -14,6 +14,7 @@ run: setup
 # The whole suite on the embedded SQLite, then the queue and concurrency tests again on a
 # real PostgreSQL server (scripts/postgres.sh installs and starts a throw-away one).
 test: setup
+	@echo "==> Type check of grader.core (mypy --strict)"; $(PY) -m mypy
 	@$(PY) -m pytest
 	@$(MAKE) --no-print-directory test-postgres
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +42,7 @@ def _run_cases_py(source: str, spec: ExerciseSpec) -> list[Case]:
     key = CASES_FILE
     limits = spec.limits
     max_bytes = limits.file_size_bytes - 4096
-    found: dict = {}
+    found: dict[str, Any] = {}
 
     def collect(out: OutputDir, phase: int) -> None:
         found["module"] = out.read_json("module.status", 65536)
@@ -68,13 +69,14 @@ def _run_cases_py(source: str, spec: ExerciseSpec) -> list[Case]:
                     arrays[(i, name)] = out.load_array(f"mc-{i:03d}.{name}.npy", max_bytes)
         found["arrays"] = arrays
 
-    job = {"mode": "make_cases", "function": None, "results": [], "max_result_bytes": max_bytes, "seed": spec.seed}
+    job: dict[str, Any] = {"mode": "make_cases", "function": None, "results": [], "max_result_bytes": max_bytes,
+                           "seed": spec.seed}
     outcome = run_sandboxed(job=job, code=source, phases=[[]], limits=limits, collect=collect)
     if outcome.timed_out or outcome.cpu_exceeded:
         raise SpecError("make_cases(rng) did not finish within the time limit", key)
     module = found.get("module")
     if isinstance(module, dict) and module.get("status"):
-        detail = module.get("detail") if isinstance(module.get("detail"), str) else ""
+        detail = module["detail"] if isinstance(module.get("detail"), str) else ""
         raise SpecError(f"cases.py failed ({module.get('status')}): {detail[:2000]}", key)
     entries = found.get("entries")
     if entries is None:

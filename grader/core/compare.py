@@ -9,6 +9,8 @@ anything else the student's code chose (a dtype, a number of axes).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from . import messages as M
@@ -18,7 +20,7 @@ from .spec import ExerciseSpec
 ROW_SUM_TOL = 1e-6
 
 
-def fmt_number(x) -> str:
+def fmt_number(x: Any) -> str:
     if isinstance(x, (bool, np.bool_)):
         return str(bool(x))
     if isinstance(x, (complex, np.complexfloating)):
@@ -26,11 +28,11 @@ def fmt_number(x) -> str:
     return f"{float(x):.6g}"
 
 
-def fmt_index(idx) -> str:
+def fmt_index(idx: tuple[Any, ...]) -> str:
     return "[" + ", ".join(str(int(i)) for i in idx) + "]"
 
 
-def fmt_shape(shape) -> str:
+def fmt_shape(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(str(int(n)) for n in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
@@ -112,7 +114,8 @@ def compare_result(
     })
 
 
-def shape_message(name, got_shape, expected_shape, names, hidden) -> Message:
+def shape_message(name: str, got_shape: tuple[int, ...], expected_shape: tuple[int, ...],
+                  names: tuple[str, ...] | list[str] | None, hidden: bool) -> Message:
     if hidden:
         if len(got_shape) != len(expected_shape):
             # Not the number the code chose: it could be a hidden input.

@@ -151,7 +151,7 @@ def _int(value: Any, low: int, high: int) -> int | None:
     return value if type(value) is int and low <= value <= high else None
 
 
-def parse_status(data: dict | None) -> dict | None:
+def parse_status(data: dict[str, Any] | None) -> dict[str, Any] | None:
     """Strictly rebuild a runner status from untrusted JSON; unknown fields are dropped."""
     if not isinstance(data, dict) or data.get("status") not in STATUSES:
         return None
@@ -185,7 +185,7 @@ def parse_status(data: dict | None) -> dict | None:
 class CaseRun:
     index: int
     started: bool = False
-    status: dict | None = None
+    status: dict[str, Any] | None = None
     outputs: dict[str, np.ndarray | LoadProblem] = field(default_factory=dict)
     stdout: str = ""
     stdout_size: int = 0
@@ -200,7 +200,7 @@ class CaseRun:
 @dataclass
 class ProgramRun:
     outcome: Any
-    module_status: dict | None
+    module_status: dict[str, Any] | None
     module_stdout: str
     module_stdout_size: int
     cases: dict[int, CaseRun]
@@ -279,7 +279,7 @@ def _line_ok(line: int | None, source_lines: int) -> int | None:
     return line if line is not None and 1 <= line <= source_lines else None
 
 
-def exception_message(status: dict, hidden: bool, source_lines: int) -> Message:
+def exception_message(status: dict[str, Any], hidden: bool, source_lines: int) -> Message:
     """Exception feedback; for hidden cases only Python's or NumPy's name for the exception.
 
     Not even the line: code can pad itself and raise on a line chosen by a hidden input.
@@ -299,7 +299,7 @@ def exception_message(status: dict, hidden: bool, source_lines: int) -> Message:
     return Message(M.CASE_EXCEPTION, {"exc_type": exc_type, "line": line, "detail": detail, "traceback": tb})
 
 
-def _result_problem_message(name: str, problem: dict | LoadProblem | None, spec: ExerciseSpec, limit: int,
+def _result_problem_message(name: str, problem: dict[str, Any] | LoadProblem | None, spec: ExerciseSpec, limit: int,
                             hidden: bool) -> Message:
     kind = spec.kind
     if isinstance(problem, dict):
@@ -413,7 +413,7 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
                          stdout=visible_stdout, duration_ms=outcome.wall_ms, cpu_ms=outcome.cpu_ms)
 
     # The verdict is the first thing that went wrong, in the order the cases ran.
-    first = next(((i, kinds[i]) for i in run.order if i in kinds), None)
+    first: tuple[int | None, str] | None = next(((i, kinds[i]) for i in run.order if i in kinds), None)
     if module is None and first is None and run.module_stdout_size > limits.output_bytes and not sandbox_layer_off("output_size"):
         first = (None, "output")
     if module is None and first is None and not ordered and (outcome.timed_out or outcome.cpu_exceeded):
@@ -531,7 +531,7 @@ def placeholder_lines(source: str) -> list[int]:
                    if isinstance(node, ast.Constant) and node.value is Ellipsis})
 
 
-def _module_message(module: dict, spec: ExerciseSpec, source: str) -> Message:
+def _module_message(module: dict[str, Any], spec: ExerciseSpec, source: str) -> Message:
     status = module["status"]
     source_lines = len(source.splitlines())
     if status == "syntax":

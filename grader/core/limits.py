@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from typing import Any, ClassVar
 
 KIB = 1024
 MIB = 1024 * 1024
@@ -28,7 +29,7 @@ class Limits:
     open_files: int = 256
 
     # Ranges an exercise may choose from: (minimum, maximum).
-    AUTHOR_RANGES = {
+    AUTHOR_RANGES: ClassVar[dict[str, tuple[float, float]]] = {
         "cpu_seconds": (0.1, 30.0),
         "wall_seconds": (0.5, 60.0),
         "memory_mb": (128, 2048),
@@ -39,7 +40,8 @@ class Limits:
     def ceiling(cls) -> "Limits":
         """The most any job may ask for: what a pooled sandbox is spawned with, before the
         job's own limits are applied at hand-off (caps can only be lowered then)."""
-        return replace(cls(), **{name: high for name, (_, high) in cls.AUTHOR_RANGES.items()})
+        highest: dict[str, Any] = {name: high for name, (_, high) in cls.AUTHOR_RANGES.items()}
+        return replace(cls(), **highest)
 
     def fits_under(self, ceiling: "Limits") -> bool:
         """Can a sandbox spawned with ``ceiling`` take a job with these limits?

@@ -96,7 +96,7 @@ class OutputDir:
         finally:
             os.close(fd)
 
-    def read_json(self, name: str, cap: int = 65536) -> dict | None:
+    def read_json(self, name: str, cap: int = 65536) -> dict[str, Any] | None:
         """A JSON object from an untrusted file, or None if absent/oversized/invalid."""
         got = self.read_bytes(name, cap + 1)
         if isinstance(got, LoadProblem) or got[1] > cap:

@@ -20,12 +20,18 @@ Protocol (see sandbox.py for the host side):
   wait for one byte on the control pipe (``G`` go on, anything else stop).
 """
 
+from __future__ import annotations
+
 import builtins
 import json
 import os
 import sys
 import traceback
 import types
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    import numpy as np_types
 
 OUT = "/out"
 CODE_NAME = "submission.py"
@@ -33,7 +39,7 @@ FLAGS_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 NUMERIC_KINDS = "biufc"
 
 
-def _create(path):
+def _create(path: str) -> int:
     """A file this runner creates itself: whatever the student's code left at ``path``
     (a planted status, a symlink, a FIFO) is unlinked first, and O_EXCL refuses to
     open anything that reappears in between."""
@@ -44,18 +50,19 @@ def _create(path):
     return os.open(path, FLAGS_NEW, 0o600)
 
 
-def _open_new(path):
+def _open_new(path: str) -> int:
     try:
         return _create(path)
     except OSError:
         return os.open("/dev/null", os.O_WRONLY)
 
 
-def redirect_stdio(path, err_path=None):
+def redirect_stdio(path: str, err_path: str | None = None) -> None:
     """Point fd 1 (and 2, to ``err_path`` or the same file) at fresh files; the Python objects follow the fds."""
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
-            stream.flush()
+            if stream is not None:
+                stream.flush()
         except BaseException:
             pass
     fd = _open_new(path)
@@ -69,7 +76,7 @@ def redirect_stdio(path, err_path=None):
     os.close(fd)
 
 
-def write_new(path, data):
+def write_new(path: str, data: bytes) -> bool:
     try:
         fd = _create(path)
     except OSError:
@@ -83,7 +90,7 @@ def write_new(path, data):
     return True
 
 
-def safe_text(fn, limit):
+def safe_text(fn: Callable[[], object], limit: int) -> str:
     """Run ``fn`` (which may call student code, e.g. ``__str__``) and cap the text."""
     try:
         text = fn()
@@ -94,7 +101,7 @@ def safe_text(fn, limit):
         return ""
 
 
-def forbid_exec(path):
+def forbid_exec(path: str) -> None:
     """Install the host-made seccomp program at ``path`` (no execve from here on).
 
     bwrap already set no_new_privs, so an unprivileged process may add filters;
@@ -118,7 +125,7 @@ def forbid_exec(path):
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
 
 
-def lower_limits(rlimits):
+def lower_limits(rlimits: dict[str, list[int]]) -> None:
     """Apply the job's rlimits (a pooled sandbox was spawned with the ceiling): only ever lower.
 
     RLIMIT_CPU counts this process's whole life, so the CPU already spent importing NumPy
@@ -141,7 +148,7 @@ def lower_limits(rlimits):
         resource.setrlimit(res, (min(soft, hard), hard))
 
 
-def describe_exception(exc, source_lines):
+def describe_exception(exc: BaseException, source_lines: list[str]) -> dict[str, Any]:
     """Exception type, the student's own line and a traceback trimmed to it."""
     frames = []
     try:
@@ -170,7 +177,7 @@ def describe_exception(exc, source_lines):
 
 
 class Runner:
-    def __init__(self, job):
+    def __init__(self, job: dict[str, Any]) -> None:
         self.job = job
         self.mode = job["mode"]
         import numpy
@@ -182,9 +189,10 @@ class Runner:
         self.max_bytes = int(job["max_result_bytes"])
 
     # -- results ---------------------------------------------------------------
-    def to_array(self, value):
+    def to_array(self, value: object) -> tuple[np_types.ndarray | None, dict[str, Any]]:
         np = self.np
-        if type(value) is np.ndarray:
+        arr: np_types.ndarray
+        if isinstance(value, np.ndarray) and type(value) is np.ndarray:
             arr = value
         elif isinstance(value, np.ndarray):
             return None, {"problem": "subclass", "type": safe_text(lambda: type(value).__name__, 60)}
@@ -210,13 +218,13 @@ class Runner:
             return None, {"problem": "too_large", "size": int(arr.nbytes)}
         return arr, {"ok": True}
 
-    def save_array(self, path, arr):
+    def save_array(self, path: str, arr: np_types.ndarray) -> None:
         np = self.np
         fd = _create(path)
         with os.fdopen(fd, "wb") as f:
             np.lib.format.write_array(f, np.ascontiguousarray(arr), allow_pickle=False)
 
-    def save_results(self, prefix, values):
+    def save_results(self, prefix: str, values: dict[str, object]) -> dict[str, dict[str, Any]]:
         report = {}
         for name, value in values.items():
             arr, info = self.to_array(value)
@@ -229,7 +237,7 @@ class Runner:
         return report
 
     # -- running ---------------------------------------------------------------
-    def load_inputs(self, phase, case):
+    def load_inputs(self, phase: int, case: dict[str, Any]) -> dict[str, np_types.ndarray]:
         np = self.np
         inputs = {}
         for name in case["inputs"]:
@@ -237,7 +245,7 @@ class Runner:
             inputs[name] = np.load(path, allow_pickle=False)
         return inputs
 
-    def prepare(self):
+    def prepare(self) -> dict[str, Any] | None:
         """Compile and (function kind) import the code; None when it may run."""
         try:
             self.code = compile(self.source, CODE_NAME, "exec", dont_inherit=True)
@@ -272,13 +280,13 @@ class Runner:
         self.fn = fn
         return None
 
-    def run_case(self, phase, case):
+    def run_case(self, phase: int, case: dict[str, Any]) -> None:
         prefix = f"{OUT}/case-{case['index']:03d}"
         write_new(prefix + ".start", b"")
         # stderr apart: warnings must not spoil a printed-output comparison.
         redirect_stdio(prefix + ".stdout", prefix + ".stderr")
-        status = {"status": "ok"}
-        values = {}
+        status: dict[str, Any] = {"status": "ok"}
+        values: dict[str, object] = {}
         try:
             inputs = self.load_inputs(phase, case)
             if self.mode == "function":
@@ -299,7 +307,7 @@ class Runner:
             status["results"] = self.save_results(prefix, values)
         write_new(prefix + ".status", json.dumps(status).encode())
 
-    def make_cases(self):
+    def make_cases(self) -> None:
         np = self.np
         prefix = f"{OUT}/mc"
         redirect_stdio(prefix + ".stdout")
@@ -321,7 +329,7 @@ class Runner:
         write_new(f"{OUT}/cases.json", json.dumps(manifest).encode())
 
 
-def main():
+def main() -> None:
     ctl_fd, site = int(sys.argv[1]), sys.argv[2]
     devnull = os.open("/dev/null", os.O_RDONLY)
     os.dup2(devnull, 0)

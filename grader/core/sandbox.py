@@ -46,7 +46,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 import numpy as np
 
@@ -334,7 +334,7 @@ def _mount_tmpfs(path: str, size: int | None, uid: int | None = None, mode: int 
     owner = f",uid={uid},gid={uid}" if uid is not None else ""
     sized = f"size={size}," if size is not None else ""
     opts = f"{sized}mode={mode:04o},nr_inodes=4096{owner}".encode()
-    res = _libc().mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts)
+    res: int = _libc().mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts)
     return res == 0
 
 
@@ -454,7 +454,7 @@ def _probe_mount() -> bool:
 _protected: tuple[str, ...] = ()
 
 
-def protect_paths(paths: list[str | os.PathLike]) -> None:
+def protect_paths(paths: list[str] | list[str | os.PathLike[str]]) -> None:
     """Refuse to run sandboxes when any of ``paths`` (the database, data directories)
     lies inside a directory the sandbox mounts (``/usr``, the interpreter's prefix, …)."""
     global _protected
@@ -760,7 +760,7 @@ class RunOutcome:
         return None
 
 
-def _open_readable(path: Path):
+def _open_readable(path: Path) -> BinaryIO:
     """A new file readable by the sandbox's uid whatever our umask is."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
     os.fchmod(fd, 0o644)
@@ -853,7 +853,7 @@ class Sandbox:
         self.limits = limits
         self.spawned_at = time.monotonic()
         self.cgroups: cgroups.RunCgroup | None = None
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.fds: list[int] = []
         self.used = False
         self.warm = False
@@ -1011,6 +1011,7 @@ class Sandbox:
             except BrokenPipeError:
                 pass  # the sandbox is already dead: _supervise sees the exit, we report why
             outcome.runner_ready = self.warm
+            assert self.proc is not None
             _supervise(self.proc, self.cgroups, self.limits, started, cpu_base, outcome, self.status_r,
                        self.ctl_w, self.in_dir, self.out_dir, phases, collect)
             self._stop(outcome, cpu_base)
@@ -1034,6 +1035,7 @@ class Sandbox:
 
     def _stop(self, outcome: RunOutcome, cpu_base: float | None) -> None:
         proc, group = self.proc, self.cgroups
+        assert proc is not None
         if proc.poll() is None:
             proc.kill()
         if group is not None:
@@ -1105,12 +1107,27 @@ def _wall_seconds(limits: Limits) -> float:
     return SAFETY_WALL_SECONDS if _off("wall_clock") else limits.wall_seconds
 
 
-def _supervise(proc, group, limits, started, cpu_base, outcome, status_r, ctl_w, in_dir, out_dir, phases, collect) -> None:
+def _supervise(
+    proc: subprocess.Popen[bytes],
+    group: cgroups.RunCgroup | None,
+    limits: Limits,
+    started: float,
+    cpu_base: float | None,
+    outcome: RunOutcome,
+    status_r: int,
+    ctl_w: int,
+    in_dir: Path,
+    out_dir: Path,
+    phases: list[list[tuple[int, dict[str, np.ndarray]]]],
+    collect: Callable[[OutputDir, int], Any],
+) -> None:
     # The wall clock runs from the moment the runner is ready (NumPy imported):
     # a loaded host must not eat the student's time.  Until then a generous
     # start-up budget applies; missing it is our failure, not theirs.
     deadline = started + (_wall_seconds(limits) if outcome.runner_ready else STARTUP_BUDGET)
-    count_cpu = group is not None and not _off("cpu_limit")
+    cpu_group = None if _off("cpu_limit") else group
+    stdout = proc.stdout
+    assert stdout is not None
     log_buf = bytearray()
     status_buf = bytearray()
     received = {"log": 0, "status": 0}
@@ -1118,7 +1135,7 @@ def _supervise(proc, group, limits, started, cpu_base, outcome, status_r, ctl_w,
     pidfd = os.pidfd_open(proc.pid)
     try:
         sel.register(pidfd, selectors.EVENT_READ, "exit")
-        sel.register(proc.stdout, selectors.EVENT_READ, "log")
+        sel.register(stdout, selectors.EVENT_READ, "log")
         sel.register(status_r, selectors.EVENT_READ, "status")
         exited = False
         while not exited:
@@ -1126,7 +1143,7 @@ def _supervise(proc, group, limits, started, cpu_base, outcome, status_r, ctl_w,
             if now >= deadline:
                 outcome.timed_out = True
                 break
-            cpu = group.cpu_seconds() if count_cpu else None
+            cpu = cpu_group.cpu_seconds() if cpu_group is not None else None
             if cpu is not None and cpu - (cpu_base or 0) > limits.cpu_seconds:
                 outcome.cpu_exceeded = True
                 break
@@ -1170,8 +1187,8 @@ def _supervise(proc, group, limits, started, cpu_base, outcome, status_r, ctl_w,
         if exited:
             # Drain what is left of the log without waiting for stragglers.
             try:
-                os.set_blocking(proc.stdout.fileno(), False)
-                chunk = proc.stdout.read(8192) or b""
+                os.set_blocking(stdout.fileno(), False)
+                chunk = stdout.read(8192) or b""
                 log_buf += chunk[: max(0, 8192 - len(log_buf))]
             except (OSError, ValueError, TypeError):
                 pass

@@ -11,7 +11,7 @@ import keyword
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -99,7 +99,7 @@ def input_array(value: Any, key: str) -> np.ndarray:
     Numbers become float64, booleans bool; mixed or ragged lists are errors.
     """
 
-    def leaves(v: Any, depth: int = 0):
+    def leaves(v: Any, depth: int = 0) -> Iterator[Any]:
         if depth > 32:
             raise SpecError("nested too deeply", key)
         if isinstance(v, list):
@@ -111,6 +111,7 @@ def input_array(value: Any, key: str) -> np.ndarray:
     items = list(leaves(value))
     if not items and not isinstance(value, list):
         raise SpecError("must be a number, a boolean or a list of them", key)
+    dtype: type[np.generic]
     if items and all(isinstance(v, bool) for v in items):
         dtype = np.bool_
     elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
@@ -176,7 +177,7 @@ def _limits(data: Any) -> Limits:
     return limits
 
 
-def parse_spec(data: dict) -> ExerciseSpec:
+def parse_spec(data: dict[str, Any]) -> ExerciseSpec:
     """Validate the grader keys of a parsed ``exercise.toml`` and build an `ExerciseSpec`.
 
     Raises `SpecError(message, key)`; other keys of the file are ignored.

@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -38,20 +39,23 @@ def save_bundle(directory: Path, spec: ExerciseSpec, cases: list[Case], ref: Ref
     try:
         (tmp / "cases").mkdir()
         (tmp / "reference").mkdir()
-        manifest = {"format": FORMAT, "cases": [], "reference": {"stdout": {}, "results": {}}}
+        cases_out: list[dict[str, Any]] = []
+        stdout: dict[str, str] = {}
+        results: dict[str, list[str]] = {}
+        manifest = {"format": FORMAT, "cases": cases_out, "reference": {"stdout": stdout, "results": results}}
         for i, case in enumerate(cases):
             for name, arr in case.inputs.items():
                 _save(tmp / "cases" / f"{i:03d}.{name}.npy", arr)
-            manifest["cases"].append({
+            cases_out.append({
                 "name": case.name, "hidden": case.hidden, "weight": case.weight,
                 "inputs": sorted(case.inputs),
             })
             outputs = ref.outputs.get(case.name, {})
             for name, arr in outputs.items():
                 _save(tmp / "reference" / f"{i:03d}.{name}.npy", arr)
-            manifest["reference"]["results"][case.name] = sorted(outputs)
+            results[case.name] = sorted(outputs)
             if case.name in ref.stdout:
-                manifest["reference"]["stdout"][case.name] = ref.stdout[case.name]
+                stdout[case.name] = ref.stdout[case.name]
         (tmp / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8")
         os.chmod(tmp, 0o700)
         old = None
