@@ -332,12 +332,16 @@ def test_exam_clock_is_the_servers_and_answers_after_it_are_refused(student, ali
         assert page.context["seconds_left"] == 15 * 60
         post_answer(student, "n1", "1", assessment="sinav")
         page = student.get(reverse("assessment", args=["mini", "sinav"]))
-        assert "Kapanıştan sonra" in page.text or "closes" in page.text  # after_close: only "received"
+        # after_close: that it arrived, not whether it is right
+        assert "Geri bildirim değerlendirme kapandıktan sonra gösterilir." in page.text
+        assert "Puan: 1 üzerinden" not in page.text
         assert AssessmentSession.objects.get(user=alice).deadline == session.deadline
     with time_machine.travel(at("2026-12-15 10:35:01"), tick=False):
         post_answer(student, "n2", "2", assessment="sinav")
     assert list(Attempt.objects.filter(user=alice).values_list("question__slug", flat=True)) == ["n1"]
     assert score_of(exam, alice, "n1").score == 1.0
+    with time_machine.travel(at("2026-12-15 12:01"), tick=False):  # closed: the feedback shows
+        assert "Puan: 1 üzerinden 1." in student.get(reverse("assessment", args=["mini", "sinav"])).text
 
 
 def test_extra_time_stretches_the_exam_but_not_past_its_close(student, alice, exam, make_user):
