@@ -17,3 +17,4 @@ urlpatterns = [
 ]
 
 handler404 = "courses.views.page_not_found"
+handler400 = "config.errors.bad_request"
