@@ -703,7 +703,7 @@ PLAYGROUND_DEFAULTS = {
     "causal": False,
 }
 PLAYGROUND_READOUT = "{row}. Query en çok {col}. Key'e bakıyor ({weight}); çıktısı {output}."
-PLAYGROUND_INVALID = "{name}: bir sayı girin (ondalık için nokta ya da virgül)."
+PLAYGROUND_INVALID = "{name}: bir sayı girin, örneğin 1,5 ya da -0.5 (ondalık için virgül ya da nokta; binlik ayırıcı yok)."
 
 
 def _playground_config(lesson_dir: Path) -> dict:
@@ -730,7 +730,10 @@ def _input_matrix(name: str, matrix: np.ndarray, title: str) -> str:
     for i, row in enumerate(matrix):
         cells = "".join(
             f'<td><label><span class="visually-hidden">{name} satır {i + 1}, sütun {j + 1}</span>'
-            f'<input type="number" step="0.5" inputmode="decimal" value="{value:g}" data-matrix="{name}" '
+            # Text, not type=number: a number field drops the comma of "1,5" (it becomes 15).
+            # The value is shown as the lesson writes numbers; data-default is for the script.
+            f'<input type="text" inputmode="decimal" autocomplete="off" spellcheck="false" size="5" '
+            f'value="{_input_number(value)}" data-matrix="{name}" '
             f'data-i="{i}" data-j="{j}" data-default="{value:g}" readonly></label></td>'
             for j, value in enumerate(row)
         )
@@ -738,6 +741,10 @@ def _input_matrix(name: str, matrix: np.ndarray, title: str) -> str:
     shape = f"{matrix.shape[0]}×{matrix.shape[1]}"
     return (f'<fieldset class="pg-matrix"><legend>{_math(name)} <span class="muted-inline">{title}, {shape}</span></legend>'
             f'<table class="matrix-inputs"><tbody>{"".join(rows)}</tbody></table></fieldset>')
+
+
+def _input_number(value: float) -> str:
+    return f"{value:g}".replace(".", ",")
 
 
 def _result_table(key: str, caption: str, matrix: np.ndarray, col_label: str, *, heat: bool = False) -> str:
@@ -789,7 +796,8 @@ def playground(lesson_dir: Path) -> str:
     )
     return (
         f'<figure class="visual visual-playground" data-visual="playground" id="{uid}">{_json_block(uid, data)}'
-        f'<div class="pg-inputs">{inputs}</div>{controls}'
+        f'<div class="pg-inputs">{inputs}</div>'
+        f'<p class="pg-error" role="alert" data-pg-error hidden></p>{controls}'
         f'<div class="pg-results">{results}</div>'
         f'<p class="visual-readout" aria-live="polite" data-readout>{_e(readout)}</p>'
         f'<figcaption>Attention oyun alanı: {_math(r"\text{softmax}(Q K^T / \sqrt{d_k})\, V")} adım adım. '

@@ -26,6 +26,19 @@
     return formatters[key].format(x);
   }
 
+  // A number as a student types it: "1,5", "1.5", "-2", "−0,25", "1e-3". Anything else
+  // (letters, "1.234,5", "1 000", an empty box) is NaN: the figure says so, it never guesses.
+  var DECIMAL = /^[-+]?(\d+([.,]\d*)?|[.,]\d+)([eE][-+]?\d+)?$/;
+  function parseDecimal(text) {
+    var cleaned = text.trim().replace(/\u2212/g, "-");
+    return DECIMAL.test(cleaned) ? Number(cleaned.replace(",", ".")) : NaN;
+  }
+
+  // A default value written back into a field, with the page's decimal mark (1,5 in Turkish).
+  function inputText(x) {
+    return String(x).replace(".", fmt(0.5, 1).charAt(1));
+  }
+
   function fmtVector(v, digits) {
     return "(" + v.map(function (x) { return fmt(x, digits); }).join("; ") + ")";
   }
@@ -239,8 +252,8 @@
       inputs.forEach(function (input) {
         var i = Number(input.getAttribute("data-i")), j = Number(input.getAttribute("data-j"));
         var name = input.getAttribute("data-matrix");
-        var value = input.valueAsNumber;
-        var ok = input.value !== "" && isFinite(value);
+        var value = parseDecimal(input.value);
+        var ok = isFinite(value);
         input.setAttribute("aria-invalid", ok ? "false" : "true");
         if (!ok && !bad) bad = input;
         (m[name][i] = m[name][i] || [])[j] = value;
@@ -262,10 +275,15 @@
 
     function recompute(row) {
       var m = readMatrices();
+      var error = figure.querySelector("[data-pg-error]");
       if (m.invalid) {
-        say(figure, fill(data.invalid, { name: m.invalid.previousElementSibling.textContent }));
+        error.textContent = fill(data.invalid, { name: m.invalid.previousElementSibling.textContent });
+        error.hidden = false;
+        figure.classList.add("is-stale"); // the tables still show the last numbers that could be read
         return;
       }
+      error.hidden = true;
+      figure.classList.remove("is-stale");
       var steps = attentionSteps(m.Q, m.K, m.V, causal.checked);
       writeTable("scores", steps.scores);
       writeTable("scaled", steps.scaled);
@@ -285,7 +303,7 @@
     });
     causal.addEventListener("change", function () { recompute(0); });
     figure.querySelector("[data-reset]").addEventListener("click", function () {
-      inputs.forEach(function (input) { input.value = input.getAttribute("data-default"); });
+      inputs.forEach(function (input) { input.value = inputText(Number(input.getAttribute("data-default"))); });
       causal.checked = data.defaults.causal;
       recompute(0);
     });

@@ -114,7 +114,7 @@ def test_playground_recomputes_in_the_browser_exactly_as_the_server_did(lesson):
 
     lesson.keyboard.press("Control+A")  # still on the checkbox: nothing to select, harmless
     field.fill("")
-    expect(playground.locator("[data-readout]")).to_contain_text("Q satır 2, sütun 1: bir sayı girin")
+    expect(playground.get_by_role("alert")).to_contain_text("Q satır 2, sütun 1: bir sayı girin")
     expect(field).to_have_attribute("aria-invalid", "true")
     playground.get_by_role("button", name="Varsayılana dön").press("Enter")
     assert cell_texts(output) == [fmt(x) for x in server["output"].ravel()]
@@ -218,3 +218,28 @@ def test_screenshots_of_the_figures(page, transactional_db, logged_in, course):
                         second.check()
                         figure(page, name).screenshot(path=str(folder / f"{course}-{name}-2-{scheme}-{width}.png"))
                         figure(page, name).locator(".choice-group input").first.check()
+
+
+def test_playground_reads_a_decimal_comma_or_dot_and_says_so_for_junk(lesson):
+    playground = figure(lesson, "playground")
+    field = playground.get_by_label("Q satır 2, sütun 1")
+    output = playground.locator('[data-result="output"]')
+    error = playground.get_by_role("alert")
+    for typed in ("1,5", "1.5", "−1,5", "2e-1"):
+        field.fill(typed)
+        value = float(typed.replace(",", ".").replace("−", "-"))
+        changed = attention_steps([[1.0, 0.0], [value, 1.0]], PLAYGROUND["K"], PLAYGROUND["V"])
+        expect(output.locator('td[data-i="1"][data-j="0"]')).to_have_text(fmt(changed["output"][1, 0]))
+        expect(field).to_have_attribute("aria-invalid", "false")
+        expect(error).to_be_hidden()
+    last_good = cell_texts(output)
+    for junk in ("abc", "1.234,5", "1,5,", ""):
+        field.fill(junk)
+        expect(error).to_be_visible()
+        expect(error).to_contain_text("Q satır 2, sütun 1: bir sayı girin, örneğin 1,5 ya da -0.5")
+        expect(field).to_have_attribute("aria-invalid", "true")
+        assert cell_texts(output) == last_good  # never a guess computed from junk
+    playground.get_by_role("button", name="Varsayılana dön").click()
+    expect(field).to_have_value("0")
+    expect(playground.get_by_label("Q satır 1, sütun 1")).to_have_value("1")
+    expect(error).to_be_hidden()
