@@ -148,3 +148,9 @@ def test_test_this_item_and_regrade_pages_name_verdicts(client, teacher, lab):
     page = text_of(client.get(reverse("instructors:test_item", args=["lab", "attn"])).text)
     assert "süre sınırı" in page and "geçti" in page and "timeout" not in page and "passed" not in page
     assert "Ölçeklemeyi unutma." in page
+
+
+def test_dashboard_tables_scroll_inside_their_own_frame(client, teacher, quiz):
+    client.force_login(teacher)
+    html = client.get(reverse("instructors:dashboard", args=["quiz"])).text
+    assert html.count('<div class="table-scroll" tabindex="0" role="region"') == 2

@@ -79,3 +79,11 @@ def test_css_gives_lesson_tables_borders_and_wide_screens_an_outline():
     assert re.search(r"\.lesson-layout \{[^}]*display: grid", wide)
     assert re.search(r"\.lesson-outline \{[^}]*position: sticky", wide)
     assert re.search(r"(?m)^\.lesson-outline \{ display: none; \}", css)  # phones: the page reads straight down
+
+
+def test_a_scrolling_table_keeps_its_hidden_labels_inside_it():
+    # A visually-hidden label is absolutely positioned: without a positioned frame it sits past
+    # the right edge of a phone's screen and the whole page scrolls sideways.
+    css = (ROOT / "static/css/site.css").read_text()
+    rule = re.search(r"(?m)^\.table-scroll \{([^}]*)\}", css).group(1)
+    assert "overflow-x: auto" in rule and "position: relative" in rule
