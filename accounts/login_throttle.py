@@ -1,7 +1,7 @@
 """Failed log-ins: a pause that grows for one (username, address) pair, and a cap per address.
 
 django-axes records each failure (``AccessAttempt`` rows keyed by username and client address,
-read through ``accounts.ratelimit.client_ip`` behind our proxies) and asks this handler whether
+read through ``accounts.ratelimit.client_address``: behind our proxies, an IPv6 /64 as one) and asks this handler whether
 a log-in may go ahead:
 
 - after ``AXES_FAILURE_LIMIT`` wrong passwords for one username from one address, that pair
@@ -52,8 +52,12 @@ class LoginThrottle(AxesDatabaseHandler):
         return left
 
     def user_login_failed(self, sender, credentials: dict, request=None, **kwargs):
+        # A try that axes refused (during a pause, or over the address's cap) never reached the
+        # password check: it is not a failure of the address. Read before axes records this one,
+        # which sets the flag when this failure starts a pause.
+        refused = request is not None and getattr(request, "axes_locked_out", False)
         super().user_login_failed(sender, credentials, request, **kwargs)
-        if request is not None:
+        if request is not None and not refused:
             LOGIN_FAILURES.count(request)
 
 

@@ -2,7 +2,7 @@
 
 One mechanism for every place that needs it: sign-up, enrolment codes, code submissions,
 self-test answers and failed log-ins. A ``RateLimit`` counts requests for the client's address
-and for the whole site, in windows that start at the first request, in ``RateCounter`` rows of
+and, where nobody can use that up to lock everybody out, for the whole site, in windows that start at the first request, in ``RateCounter`` rows of
 the database that every web process and machine shares (a per-process cache would let each gunicorn worker grant the whole
 limit again; the database cache backend counts with a read and a write, which loses counts in
 exactly the bursts these limits are for). Going over raises ``RateLimited``:
@@ -63,6 +63,13 @@ def address_key(ip: str) -> str:
     return str(address)
 
 
+def client_address(request: HttpRequest) -> str:
+    """AXES_CLIENT_IP_CALLABLE: the client as the rate limits count it (an IPv6 /64 as one), so a
+    log-in pause cannot be dodged by moving to another address of the same /64."""
+    ip = client_ip(request)
+    return address_key(ip) if ip else ""
+
+
 def human_duration(seconds: int) -> str:
     """'45 seconds', '15 minutes', translated: never an ISO 8601 'PT15M'."""
     if seconds < 60:
@@ -93,8 +100,10 @@ class RateLimited(Exception):
 
 @dataclass(frozen=True)
 class RateLimit:
-    """At most ``<NAME>_LIMIT_PER_IP`` requests per address and ``<NAME>_LIMIT_GLOBAL`` on the
-    whole site in a window of ``window`` seconds from the first (settings; 0 or unset: no limit)."""
+    """At most ``<NAME>_LIMIT_PER_IP`` requests per address and, for a limit with a
+    ``site_reason``, ``<NAME>_LIMIT_GLOBAL`` on the whole site in a window of ``window`` seconds
+    from the first (settings; 0 or unset: no limit). A limit that anybody could use up to lock
+    everybody out (log-ins, enrolment codes) has no ``site_reason`` and so no site-wide counter."""
 
     name: str
     window: int
@@ -107,10 +116,9 @@ class RateLimit:
         The address is counted first: a request refused for its address does not use up the
         whole site's allowance, so one busy address cannot lock everybody else out.
         """
-        counters = [
-            (f"{self.name.lower()}:{address_key(client_ip(request))}", self._setting("PER_IP"), self.address_reason),
-            (f"{self.name.lower()}:*", self._setting("GLOBAL"), self.site_reason),
-        ]
+        counters = [(f"{self.name.lower()}:{address_key(client_ip(request))}", self._setting("PER_IP"), self.address_reason)]
+        if self.site_reason is not None:
+            counters.append((f"{self.name.lower()}:*", self._setting("GLOBAL"), self.site_reason))
         for key, limit, reason in counters:
             if not limit:
                 continue
@@ -121,7 +129,7 @@ class RateLimit:
                 seen += 1
             if seen > limit:
                 left = (window_end - timezone.now()).total_seconds()
-                raise RateLimited(reason or self.address_reason, math.ceil(left))
+                raise RateLimited(reason, math.ceil(left))
 
     def count(self, request: HttpRequest) -> None:
         """Count a request after the fact (a wrong code, a failed log-in); the next check refuses."""
@@ -146,10 +154,11 @@ SIGNUPS = RateLimit(
     "SIGNUP", 3600,
     gettext_lazy("Too many accounts have been created from your network in the last hour."),
     gettext_lazy("Too many accounts are being created on the site right now."))
+# Wrong codes only, per address, and only for courses that ask for a code. No site-wide limit:
+# anybody could use it up and shut every course's enrolment for the hour.
 WRONG_ENROLMENT_CODES = RateLimit(
     "ENROL_CODE", 3600,
-    gettext_lazy("Too many wrong enrolment codes have been tried from your network."),
-    gettext_lazy("Too many wrong enrolment codes are being tried on the site right now."))
+    gettext_lazy("Too many wrong enrolment codes have been tried from your network."))
 SUBMISSIONS = RateLimit(
     "SUBMISSION", 60,
     gettext_lazy("Too much code is being sent from your network right now."),

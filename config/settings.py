@@ -163,7 +163,7 @@ AXES_COOLOFF_TIME = timedelta(seconds=max(3600, LOGIN_PAUSE_MAX))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_HANDLER = "accounts.login_throttle.LoginThrottle"
 AXES_LOCKOUT_CALLABLE = "accounts.login_throttle.locked_out"
-AXES_CLIENT_IP_CALLABLE = "accounts.ratelimit.client_ip"
+AXES_CLIENT_IP_CALLABLE = "accounts.ratelimit.client_address"  # the /64 of an IPv6 client, as the rate limits
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # a try during a pause does not lengthen it
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False

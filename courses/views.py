@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from accounts.ratelimit import ANSWERS, WRONG_ENROLMENT_CODES
+from accounts.ratelimit import ANSWERS, WRONG_ENROLMENT_CODES, RateLimited
 from assessments.views import answer_in_assessment, assessment_rows
 from grader.views import exercise_item_context
 
@@ -74,7 +74,8 @@ def course_detail(request: HttpRequest, course_slug: str) -> HttpResponse:
 @require_POST
 def enroll(request: HttpRequest, course_slug: str) -> HttpResponse:
     course = _get_course(course_slug)
-    WRONG_ENROLMENT_CODES.check(request, count=False)  # codes can be guessed: wrong ones are limited
+    if course.enrollment == Course.EnrollmentMode.CODE:
+        WRONG_ENROLMENT_CODES.check(request, count=False)  # codes can be guessed: wrong ones are limited
     if course.enroll(request.user, request.POST.get("code", "")):
         messages.success(request, _("You are enrolled in %(course)s.") % {"course": course.title})
         first = course.active_lessons().first()
@@ -224,7 +225,16 @@ def _item_response(request, question: Question, *, status: int = 200, error: str
 @require_POST
 def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
     question = _get_question_for_user(request, course_slug, lesson_slug, slug)
-    ANSWERS.check(request)  # per address and site-wide, before the per-student limits
+    try:
+        ANSWERS.check(request)  # per address and site-wide, before the per-student limits
+    except RateLimited as refused:
+        if request.POST.get("assessment") or request.headers.get("X-Requested-With") != "dikkat":
+            raise  # RateLimitMiddleware's 429 page
+        # The lesson's script places the question with the message; anything else it would post again.
+        response = _item_response(request, question, status=429, error=str(refused),
+                                  previewing=_previewing(request, question))
+        response["Retry-After"] = str(refused.retry_after)
+        return response
     if request.POST.get("assessment"):  # sent from an assessment's page: its rules decide
         return answer_in_assessment(request, question, request.POST["assessment"])
     kind = get_kind(question.kind)
