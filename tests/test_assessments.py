@@ -434,3 +434,52 @@ def test_assessment_page_lists_the_students_items(student, alice, homework):
         assert f'id="item-{slug}"' in page
     [missing] = {"n1", "n2", "n3"} - set(drawn(homework, alice))
     assert f'id="item-{missing}"' not in page
+
+
+# -- instructors ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def teacher(client, course, make_user):
+    hoca = make_user("hoca")
+    course.instructors.add(hoca)
+    client.force_login(hoca)
+    return client
+
+
+def test_manual_score_needs_a_comment_keeps_its_history_and_the_student_sees_it(teacher, alice, homework, course):
+    course.enroll(alice)
+    url = reverse("assessment_manual_score", args=["mini", "odev", alice.pk])
+    teacher.post(url, {"item": "first-choice", "points": "0,5", "comment": ""})
+    assert not ManualScore.objects.exists()
+    teacher.post(url, {"item": "first-choice", "points": "0,5", "comment": "Kısmen doğru."})
+    teacher.post(url, {"item": "first-choice", "points": "1", "comment": "Yeniden baktım: doğru."})
+    page = teacher.get(reverse("assessment_student", args=["mini", "odev", alice.pk])).text
+    assert "— → 0,5 · Kısmen doğru." in page and "0,5 → 1,0 · Yeniden baktım: doğru." in page
+    student = Client()
+    student.force_login(alice)
+    with time_machine.travel(at("2026-12-05 12:00"), tick=False):
+        page = student.get(reverse("assessment", args=["mini", "odev"])).text
+    assert "Yeniden baktım: doğru." in page
+
+
+def test_override_form_and_gradebook_csv(teacher, alice, homework, course):
+    course.enroll(alice)
+    teacher.post(reverse("assessment_override", args=["mini", "odev", alice.pk]),
+                 {"due": "2026-12-12T23:59", "closes": "", "time_factor": "1", "extra_attempts": "1", "note": "Rapor"})
+    override = StudentOverride.objects.get(user=alice)
+    assert override.due == at("2026-12-12 23:59") and override.set_by.username == "hoca"
+    student = Client()
+    student.force_login(alice)
+    with time_machine.travel(at("2026-12-12 20:00"), tick=False):
+        post_answer(student, "first-choice", "a")
+    page = teacher.get(reverse("assessment_gradebook", args=["mini", "odev"])).text
+    assert ">alice</a>" in page and "hoca" in page
+    csv_text = teacher.get(reverse("assessment_gradebook_csv", args=["mini", "odev"])).content.decode("utf-8-sig")
+    header, row = csv_text.splitlines()[:2]
+    assert header.startswith("kullanıcı adı,") or header.startswith("username,")
+    assert row.startswith("alice,1.00,1.00,1.00,0,0")
+
+
+def test_instructor_pages_are_a_404_for_students(student, homework):
+    assert student.get(reverse("assessment_gradebook", args=["mini", "odev"])).status_code == 404
+    assert student.get(reverse("assessment_gradebook_csv", args=["mini", "odev"])).status_code == 404
