@@ -5,3 +5,6 @@ from django.utils.translation import gettext_lazy as _
 class CoursesConfig(AppConfig):
     name = "courses"
     verbose_name = _("Courses")
+
+    def ready(self) -> None:
+        from . import checks  # noqa: F401  registers the system checks

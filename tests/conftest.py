@@ -137,7 +137,7 @@ def write_code(page):
     """Replace the code in an exercise's editor as a student pasting it would."""
 
     def write(exercise, code: str):
-        editor = exercise.get_by_role("textbox", name="Kodun (NumPy ile Python)")
+        editor = exercise.get_by_role("textbox", name="Kodunuz (NumPy ile Python)")
         editor.click()
         page.keyboard.press("Control+A")
         # insert_text is one input event, like a paste: no auto-indent on each new line.

@@ -11,7 +11,7 @@ LESSON = "/kurs/lab/lab/"
 
 
 def editor_of(page, slug="attn"):
-    return page.locator(f"#ex-{slug}").get_by_role("textbox", name="Kodun (NumPy ile Python)")
+    return page.locator(f"#ex-{slug}").get_by_role("textbox", name="Kodunuz (NumPy ile Python)")
 
 
 def test_editor_numbers_lines_highlights_python_and_indents_with_tab(page, lab_live, logged_in):
@@ -29,7 +29,7 @@ def test_editor_numbers_lines_highlights_python_and_indents_with_tab(page, lab_l
     expect(exercise.locator(".tok-keyword", has_text="def")).to_be_visible()  # Python highlighting
 
     # Clicking the label puts the caret in the editor; Ctrl+A and typing replace the starter.
-    exercise.get_by_text("Kodun (NumPy ile Python)").click()
+    exercise.get_by_text("Kodunuz (NumPy ile Python)").click()
     expect(editor).to_be_focused()
     page.keyboard.press("Control+A")
     page.keyboard.type("def f(x):")
@@ -60,7 +60,7 @@ def test_without_the_editor_bundle_the_plain_textarea_still_works(page, lab_live
     page.route(re.compile(r".*/build/editor\.js$"), lambda route: route.abort())
     logged_in(lab_live)
     page.goto(page.base_url + LESSON)
-    textarea = page.locator("#ex-attn").get_by_label("Kodun (NumPy ile Python)")
+    textarea = page.locator("#ex-attn").get_by_label("Kodunuz (NumPy ile Python)")
     expect(textarea).to_be_visible()
     expect(page.locator("#ex-attn .cm-editor")).to_have_count(0)
     textarea.focus()

@@ -41,7 +41,7 @@ def test_run_then_submit_shows_live_status_and_verdict(page, lab_live, grading_w
 def test_submit_without_javascript_shows_the_same_state_after_reload(page, lab_live, grading_worker, logged_in):
     logged_in(lab_live)
     page.goto(page.base_url + LESSON)
-    page.locator("#ex-attn").get_by_label("Kodun (NumPy ile Python)").fill(SOLUTION)
+    page.locator("#ex-attn").get_by_label("Kodunuz (NumPy ile Python)").fill(SOLUTION)
     page.locator("#ex-attn").get_by_role("button", name="Notlandırmaya gönder").click()
     # Without scripts the student follows the "Yenile" link until the verdict is in.
     result = page.locator("#ex-attn [data-result]")

@@ -94,7 +94,7 @@ def test_an_exercise_is_written_and_submitted_by_keyboard_only(page, lab_live, l
     logged_in(lab_live)
     page.goto(page.base_url + "/kurs/lab/lab/")
     exercise = page.locator("#ex-attn")
-    editor = exercise.get_by_role("textbox", name="Kodun (NumPy ile Python)")
+    editor = exercise.get_by_role("textbox", name="Kodunuz (NumPy ile Python)")
     tab_to(page, editor)
     page.keyboard.press("Control+A")
     for number, line in enumerate(SOLUTION_LINES):
