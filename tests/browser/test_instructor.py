@@ -34,7 +34,7 @@ def test_gradebook_sorting_csv_and_a_regrade(page, lab_live, make_user, grading_
     page.get_by_role("link", name="Not defteri").click()
     rows = page.locator("table.gradebook tbody tr")
     expect(rows).to_have_count(2)
-    page.get_by_role("link", name="Toplam").click()          # ascending
+    page.get_by_role("link", name="Toplam", exact=True).click()  # ascending
     page.get_by_role("link", name="Toplam ↑").click()        # descending
     expect(rows.first.locator("th")).to_have_text("berna")
     with page.expect_download() as download:
