@@ -10,6 +10,8 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.formats import number_format
+from django.utils.translation import gettext as _
 
 from . import answer_queue
 from .kinds import AnswerError, Grade, NotGradable, get_kind
@@ -73,6 +75,17 @@ class QuestionState:
         if policy == Course.ScorePolicy.LAST:
             return scored[-1].score
         return max(a.score for a in scored)
+
+    def score_after_reveal(self, policy: str) -> float:
+        """The item's score once the answer is shown: the reveal itself counts as a 0 and
+        answers after it score 0, so only the best earned so far can remain (policy "best")."""
+        if policy == Course.ScorePolicy.LAST:
+            return 0.0
+        return self.score(policy) or 0.0
+
+    def reveal_costs(self, policy: str) -> bool:
+        """Whether showing the answer now takes something away: points, or the chance to earn them."""
+        return self.score_after_reveal(policy) < 1.0
 
     @property
     def status(self) -> str:
@@ -173,11 +186,31 @@ def reveal_answer(user, question: Question) -> Attempt | None:
         return Attempt.objects.create(user=user, question=question, kind=Attempt.Kind.REVEAL, score=0.0)
 
 
-def item_context(question: Question, state: QuestionState, user) -> dict:
-    """Everything the question templates need; the solution only once revealed."""
+def reveal_warning(question: Question, state: QuestionState) -> str:
+    """What showing the answer now does to the score, said before it is done; "" when it
+    changes nothing (a solved question under the "best" policy keeps its full score)."""
+    policy = question.course.score_policy
+    if not state.reveal_costs(policy):
+        return ""
+    current, after = state.score(policy) or 0.0, state.score_after_reveal(policy)
+    if after > 0:
+        return _("After you see the answer, this question keeps its score of %(score)s, "
+                 "and answers you give after it score 0.") % {"score": number_format(after, 2)}
+    if current > 0:
+        return _("Seeing the answer sets this question's score from %(score)s to 0 (the last answer counts), "
+                 "and answers you give after it score 0.") % {"score": number_format(current, 2)}
+    return _("If you see the answer now, this question scores 0, and answers you give after it score 0 too.")
+
+
+def item_context(question: Question, state: QuestionState, user, *, confirm_reveal: bool = False) -> dict:
+    """Everything the question templates need; the solution only once revealed.
+    ``confirm_reveal``: the student asked to see the answer and must confirm what it costs."""
     kind = get_kind(question.kind)
     last = state.last_answer
+    warning = reveal_warning(question, state) if state.can_reveal else ""
     return {
+        "reveal_warning": warning,
+        "confirm_reveal": confirm_reveal and bool(warning),
         "question": question,
         "state": state,
         "kind_context": kind.context(question.spec, (user.pk, question.course_id, question.slug)),

@@ -20,8 +20,12 @@ from .kinds import AnswerError, GraderFailed, NotGradable, get_kind
 from .models import AnswerPreview, Attempt, Course, Enrollment, Lesson, LessonProgress, Question
 from .preview import preview_answer
 from .selftest import (
-    AnswerPending, AnswerRefused, AnsweringTooFast, QuestionState, item_context, reveal_answer, states_for, submit_answer,
+    AnswerPending, AnswerRefused, AnsweringTooFast, QuestionState, item_context, reveal_answer, reveal_warning, states_for,
+    submit_answer,
 )
+
+# The lesson page asks to confirm showing this question's answer (the step without JavaScript).
+CONFIRM_REVEAL_PARAMETER = "cevabi-goster"
 
 
 def _get_course(slug: str) -> Course:
@@ -106,12 +110,14 @@ def render_lesson(request: HttpRequest, lesson: Lesson, *, preview: bool = False
     if preview and shown is not None and shown.question_id in states:
         states[shown.question_id].attempts = [shown]
     recording = not preview and course.is_enrolled(request.user)
+    confirming = request.GET.get(CONFIRM_REVEAL_PARAMETER, "") if recording else ""
     for item in items:
         if item.is_exercise:
             item.ctx = exercise_item_context(item, request.user if not preview else AnonymousUser())
         else:
             note = _preview_note(shown) if preview and shown is not None and shown.question_id == item.pk else ""
-            item.ctx = {**item_context(item, states[item.pk], request.user), "recording": recording,
+            item.ctx = {**item_context(item, states[item.pk], request.user, confirm_reveal=confirming == item.slug),
+                        "recording": recording,
                         "preview_mode": preview, "preview": note}
     return render(
         request,
@@ -192,25 +198,29 @@ def _preview_note(shown: AnswerPreview | None) -> str:
 
 
 def _item_fragment(request, question: Question, *, error: str = "", previewing: bool = False,
-                   shown: AnswerPreview | None = None) -> str:
+                   shown: AnswerPreview | None = None, confirm_reveal: bool = False) -> str:
     """The question's HTML fragment as the lesson page shows it, for the page's script. In the
     student preview the state is a fresh student's, with the preview answer ``shown`` if any."""
     if previewing:
         state = QuestionState(question, [shown] if shown is not None else [])
     else:
         state = states_for(request.user, [question])[question.pk]
-    context = {**item_context(question, state, request.user), "error": error, "preview": _preview_note(shown),
+    context = {**item_context(question, state, request.user, confirm_reveal=confirm_reveal),
+               "error": error, "preview": _preview_note(shown),
                "recording": not previewing, "preview_mode": previewing}
     return render_to_string("courses/question_item.html", {"question": question, "ctx": context}, request=request)
 
 
 def _item_response(request, question: Question, *, status: int = 200, error: str = "", previewing: bool = False,
-                   shown: AnswerPreview | None = None):
+                   shown: AnswerPreview | None = None, confirm_reveal: bool = False):
     """After answering: the item's fragment for the page's script, else back to the lesson (to
     the student preview for an instructor's preview answer)."""
     if request.headers.get("X-Requested-With") == "dikkat":
-        html = _item_fragment(request, question, error=error, previewing=previewing, shown=shown)
+        html = _item_fragment(request, question, error=error, previewing=previewing, shown=shown,
+                              confirm_reveal=confirm_reveal)
         return HttpResponse(html, status=status)
+    if confirm_reveal:
+        return redirect(question.lesson.get_absolute_url() + f"?{CONFIRM_REVEAL_PARAMETER}={question.slug}#q-{question.slug}")
     if status >= 400:
         return render(request, "400.html", {"message": error}, status=status)
     if error:
@@ -267,6 +277,12 @@ def reveal_question(request: HttpRequest, course_slug: str, lesson_slug: str, sl
     question = _get_question_for_user(request, course_slug, lesson_slug, slug)
     if not question.course.is_enrolled(request.user):
         return _item_response(request, question, error=_("Enrol in the course to reveal answers."))
+    if request.POST.get("cancel"):
+        return _item_response(request, question)
+    state = states_for(request.user, [question])[question.pk]
+    if request.POST.get("confirm") != "1" and state.can_reveal and reveal_warning(question, state):
+        # It costs something: say what, and show the answer only after a second press.
+        return _item_response(request, question, confirm_reveal=True)
     if reveal_answer(request.user, question) is None:
         return _item_response(request, question, error=_("The answer cannot be shown yet."))
     return _item_response(request, question)

@@ -37,7 +37,7 @@ def test_an_answer_after_the_reveal_never_counts_as_solved(client, alice, quiz):
     quiz.enroll(alice)
     client.force_login(alice)
     url = reverse("answer_question", args=["quiz", "selftest", "sqrt-dk"])
-    client.post(reverse("reveal_question", args=["quiz", "selftest", "sqrt-dk"]))  # reveal = "always"
+    client.post(reverse("reveal_question", args=["quiz", "selftest", "sqrt-dk"]), {"confirm": "1"})  # reveal = "always"
     client.post(url, {"value": "0,125"})
     page = client.get(reverse("lesson", args=["quiz", "selftest"])).text
     assert 'class="item question status-revealed" id="q-sqrt-dk"' in page

@@ -80,7 +80,7 @@ def test_reveal_follows_the_rule_and_scores_zero(student, alice):
     assert not Attempt.objects.filter(kind="reveal").exists()  # after_attempts = 2 not met
     student.post(answer_url("true-facts"), {"options": ["a"]})
     student.post(answer_url("true-facts"), {"options": ["a", "c"]})
-    student.post(reveal_url("true-facts"))
+    student.post(reveal_url("true-facts"), {"confirm": "1"})  # it costs points: confirmed
     assert Attempt.objects.filter(user=alice, kind="reveal").count() == 1
     page = lesson(student)
     assert "Softmax satırları 1&#x27;e tamamlar." in page or "Softmax satırları 1'e tamamlar." in page

@@ -13,12 +13,14 @@
     var item = form.closest("[data-question]");
     if (!item) return;
     event.preventDefault();
+    // Before the buttons are disabled: a disabled button's name would not be sent.
+    var body = new FormData(form, event.submitter); // the pressed button counts ("cancel")
     var buttons = form.querySelectorAll("button");
     buttons.forEach(function (b) { b.disabled = true; });
     item.setAttribute("aria-busy", "true");
     fetch(form.action, {
       method: "POST",
-      body: new FormData(form),
+      body: body,
       headers: { "X-Requested-With": "dikkat" },
       credentials: "same-origin",
     }).then(function (response) {
@@ -35,6 +37,14 @@
     }).catch(function () {
       // Fall back to a normal post: the server answers with a redirect to the lesson.
       item.removeAttribute("aria-busy");
+      var pressed = event.submitter;
+      if (pressed && pressed.name) {
+        var field = document.createElement("input");
+        field.type = "hidden";
+        field.name = pressed.name;
+        field.value = pressed.value;
+        form.appendChild(field);
+      }
       form.submit();
     });
   });
@@ -46,7 +56,8 @@
     item.replaceWith(fresh);
     enhance(fresh);
     var pending = fresh.querySelector("[data-attempt-pending]");
-    var target = pending || fresh.querySelector("[data-feedback], [role=alert], [data-solution]");
+    var target = pending || fresh.querySelector("[data-confirm]")
+      || fresh.querySelector("[data-feedback], [role=alert], [data-solution]");
     if (target && takeFocus) { target.setAttribute("tabindex", "-1"); target.focus({ preventScroll: false }); }
     if (pending) follow(fresh, pending.dataset.statusUrl, 500);
   }
