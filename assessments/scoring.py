@@ -25,6 +25,7 @@ class ItemScore:
     credit: float | None = None  # of the counted hand-in; None when nothing counted
     late: bool = False
     manual: bool = False
+    computed: float = 0.0  # what the answers earn: shown next to a manual score, which wins
     comment: str = ""
     pending: bool = False  # a hand-in is still being graded
     received_at: datetime | None = None
@@ -101,6 +102,7 @@ def student_scores(assessment: Assessment, users) -> list[StudentScores]:
                 value, credit, h = counted[-1] if last_counts else max(counted, key=lambda c: (c[0], -c[2].pk))
                 item.score, item.credit, item.received_at = value * item.points, credit, h.received_at
                 item.late = h.received_at > windows.due
+            item.computed = item.score
             if (m := manual.get((user.pk, item.item))) is not None:
                 item.score, item.manual, item.comment = m.points, True, m.comment
             row.items.append(item)

@@ -291,6 +291,19 @@ def test_attempt_limit_of_the_assessment(student, alice, homework):
     assert Attempt.objects.filter(user=alice).count() == 2
 
 
+def test_homework_with_a_password_asks_for_it_once(student, alice, homework):
+    Assessment.objects.filter(pk=homework.pk).update(password="çay")
+    with time_machine.travel(at("2026-12-05 12:00"), tick=False):
+        post_answer(student, "first-choice", "a")
+        assert not Attempt.objects.exists()
+        student.post(reverse("assessment_start", args=["mini", "odev"]), {"password": "kahve"})
+        post_answer(student, "first-choice", "a")
+        assert not Attempt.objects.exists()
+        student.post(reverse("assessment_start", args=["mini", "odev"]), {"password": "çay"})
+        post_answer(student, "first-choice", "a")
+    assert score_of(homework, alice, "first-choice").score == 1.0
+
+
 # -- overrides -----------------------------------------------------------------------------------
 
 def test_extended_due_gives_full_credit_and_moves_the_late_windows(student, alice, homework, make_user):
