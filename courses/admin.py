@@ -1,4 +1,4 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.tasks import TaskResultStatus
 from django.utils.formats import date_format
 from django.utils.html import format_html, format_html_join
@@ -80,7 +80,12 @@ class CourseAdmin(admin.ModelAdmin):
     def reimport(self, request, queryset):
         # Reference solutions run in the sandbox: a grading worker imports, never this request.
         for course in queryset:
-            queue_reimport(course)
+            if not queue_reimport(course):
+                self.message_user(request, _(
+                    "%(course)s already has a re-import waiting or running, so no second one was queued. "
+                    "Its outcome shows under “last re-import” on the course's page."
+                ) % {"course": course}, messages.WARNING)
+                continue
             self.message_user(request, _(
                 "%(course)s is queued for re-import. A grading worker imports its folder and runs the "
                 "reference solutions; the outcome shows under “last re-import” on the course's page."

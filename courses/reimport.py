@@ -6,6 +6,7 @@ queue's own row (django-tasks-db keeps each task with its status and return valu
 record of the run; the course's admin page shows the latest one. No second job table.
 """
 
+from django.tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
 from .exercises import check_exercises
@@ -14,8 +15,14 @@ from .models import Course
 from .tasks import reimport_course
 
 
-def queue_reimport(course: Course) -> None:
+def queue_reimport(course: Course) -> bool:
+    """Queue a re-import of ``course``; False (nothing queued) when one is already waiting or
+    running: a second would only import the same folder again."""
+    latest = latest_reimport(course)
+    if latest is not None and latest.status in (TaskResultStatus.READY, TaskResultStatus.RUNNING):
+        return False
     reimport_course.enqueue(course.pk)
+    return True
 
 
 def run_reimport(course_id: int) -> dict:
