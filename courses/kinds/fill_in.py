@@ -260,7 +260,7 @@ def _matches(mode: str, pattern: str, text: str) -> bool:
 
 def _first_message(result) -> dict | None:
     message = result.message or next((t.message for t in result.tests if not t.passed and t.message), None)
-    return {"msgid": message.msgid, "params": message.params} if message else None
+    return message.to_dict() if message else None
 
 
 def _render_message(message: dict) -> str:

@@ -27,6 +27,7 @@ from .results import LoadProblem, OutputDir
 from .sandbox import SandboxUnavailable, run_sandboxed
 from .sandbox import _off as sandbox_layer_off
 from .spec import Case, ExerciseSpec
+from .traces import shape_trace
 
 log = logging.getLogger("grader")
 
@@ -279,18 +280,31 @@ def _line_ok(line: int | None, source_lines: int) -> int | None:
     return line if line is not None and 1 <= line <= source_lines else None
 
 
-def exception_message(status: dict[str, Any], hidden: bool, source_lines: int) -> Message:
-    """Exception feedback; for hidden cases only Python's or NumPy's name for the exception.
+def exception_message(status: dict[str, Any], hidden: bool, source_lines: int,
+                      case: Case | None = None, spec: ExerciseSpec | None = None) -> Message:
+    """Exception feedback; for hidden cases only Python's or NumPy's name for the exception
+    and, for a shape error, a trace built from the case's own shapes (traces.py).
 
     Not even the line: code can pad itself and raise on a line chosen by a hidden input.
     """
     line = _line_ok(status.get("line"), source_lines)
     exc_type = status.get("exc_type") or "Exception"
+    trace = None
+    if exc_type == "ValueError" and case is not None and spec is not None:
+        frames = status.get("traceback") or []
+        trace = shape_trace(status.get("detail", ""), case.inputs, spec.shape_names, frames[-1][2] if frames else "")
     if hidden:
         # A custom exception's name or text could carry hidden inputs out.
         if exc_type not in BUILTIN_EXCEPTIONS:
             exc_type = "Exception"
+        if trace is not None:
+            return Message(M.CASE_SHAPE_ERROR_HIDDEN, {"exc_type": exc_type, "trace": trace})
         return Message(M.CASE_EXCEPTION_HIDDEN_NO_LINE, {"exc_type": exc_type})
+    if trace is not None:
+        if line is None:
+            return Message(M.CASE_EXCEPTION_NO_LINE, {"exc_type": exc_type, "detail": trace})
+        tb = "\n".join(f"  {n} | {text}" for n, fn, text in status.get("traceback", []))
+        return Message(M.CASE_EXCEPTION, {"exc_type": exc_type, "line": line, "detail": trace, "traceback": tb})
     detail = status.get("detail", "")[:300]
     if line is None:
         return Message(M.CASE_EXCEPTION_NO_LINE, {"exc_type": exc_type, "detail": detail})
@@ -378,7 +392,7 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
             elif status["status"] == "exit":
                 cr.message, kinds[index] = Message(M.CASE_SYSTEM_EXIT), "error"
             else:
-                cr.message, kinds[index] = exception_message(status, hidden, source_lines), "error"
+                cr.message, kinds[index] = exception_message(status, hidden, source_lines, case, spec), "error"
             continue
         # Judge the arrays themselves.
         message = None

@@ -31,13 +31,30 @@ class Message:
         falls back to the English msgid.
         """
         text = translate(self.msgid)
+        # A parameter may itself be a message (stored as {"msgid", "params"}): translated too.
+        params = {}
+        for key, value in self.params.items():
+            nested = _nested(value)
+            params[key] = nested.render(translate) if nested is not None else value
         try:
-            return text % self.params if self.params else text
+            return text % params if params else text
         except (KeyError, ValueError, TypeError):
-            return self.msgid % self.params if self.params else self.msgid
+            try:
+                return self.msgid % params if params else self.msgid
+            except (KeyError, ValueError, TypeError):
+                return self.msgid
 
     def to_dict(self) -> dict[str, Any]:
-        return {"msgid": self.msgid, "params": dict(self.params)}
+        return {"msgid": self.msgid,
+                "params": {k: v.to_dict() if isinstance(v, Message) else v for k, v in self.params.items()}}
+
+
+def _nested(value: Any) -> Message | None:
+    if isinstance(value, Message):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("msgid"), str) and isinstance(value.get("params", {}), dict):
+        return Message(value["msgid"], value.get("params") or {})
+    return None
 
 
 _ = gettext_noop
@@ -97,6 +114,16 @@ PLACEHOLDERS_LEFT = _(
     "The starter's ... placeholders are still in your code (line %(lines)s): replace each one with your own code."
 )
 CASE_PLACEHOLDER = _("%(result)s is ... (the starter's placeholder): replace it with your code.")
+# Shape traces (traces.py): sizes and names of the case's own inputs only, so hidden cases may show them.
+SHAPE_MATMUL_FIX = _(
+    "%(left)s @ %(right)s: the inner axes are %(a)s and %(b)s, they must be equal. Should it be %(fix)s?"
+)
+SHAPE_MATMUL = _("%(left)s @ %(right)s: the inner axes are %(a)s and %(b)s, they must be equal.")
+SHAPE_MATMUL_AXES = _("In a matrix product the inner axes are %(a)s and %(b)s; they must be equal.")
+SHAPE_BROADCAST = _(
+    "Shapes %(left)s and %(right)s cannot be combined element by element: axis %(a)s meets axis %(b)s."
+)
+CASE_SHAPE_ERROR_HIDDEN = _("%(exc_type)s on this hidden case. %(trace)s")
 MODULE_EXCEPTION = _(
     "Your code raised %(exc_type)s on line %(line)s before any case ran: %(detail)s"
 )

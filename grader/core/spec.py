@@ -228,9 +228,11 @@ def parse_spec(data: dict[str, Any]) -> ExerciseSpec:
     if not isinstance(sn, dict):
         raise SpecError("must be a table", "shape_names")
     for name, axes in sn.items():
+        # A result's axes (checked against its shape) or an input's (named in shape traces,
+        # aligned to its last axes so that leading batch axes need no name).
         key = f"shape_names.{name}"
-        if name not in results:
-            raise SpecError(f"{name!r} is not one of the results {list(results)}", key)
+        if name not in results and not is_identifier(name):
+            raise SpecError(f"{name!r} is not the name of a result or an input", key)
         if not isinstance(axes, list) or not all(
             isinstance(a, str) and 0 < len(a) <= 32 for a in axes
         ):

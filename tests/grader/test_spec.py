@@ -31,7 +31,8 @@ def test_fixture_specs_parse_and_foreign_keys_are_ignored():
     assert spec.kind == "function" and spec.function == "attention"
     assert spec.results == ("return",)
     assert spec.seed == 1234
-    assert spec.shape_names == {"return": ("n_q", "d_v")}
+    assert spec.shape_names == {"return": ("n_q", "d_v"), "Q": ("n_q", "d_k"), "K": ("n_k", "d_k"),
+                                "V": ("n_k", "d_v"), "mask": ("n_q", "n_k")}
     assert [c.name for c in spec.cases] == ["ornek", "maskeli-ornek"]
     assert spec.cases[1].inputs["mask"].dtype == np.bool_
     assert spec.cases[0].inputs["Q"].dtype == np.float64
@@ -59,7 +60,8 @@ def test_defaults():
     ({"row_sums": ["A"]}, "row_sums[0]"),
     ({"seed": -3}, "seed"),
     ({"seed": 1.5}, "seed"),
-    ({"shape_names": {"Y": ["n"]}}, "shape_names.Y"),
+    ({"shape_names": {"not a name": ["n"]}}, "shape_names.not a name"),
+    ({"shape_names": {"Y": "n"}}, "shape_names.Y"),
     ({"limits": {"cpu_seconds": 31}}, "limits.cpu_seconds"),
     ({"limits": {"wall_seconds": 0}}, "limits.wall_seconds"),
     ({"limits": {"memory_mb": 4096}}, "limits.memory_mb"),

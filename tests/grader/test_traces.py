@@ -1,0 +1,87 @@
+"""Shape traces: a shape error told in the exercise's own axis names, on hidden cases too."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from grader.core import Verdict
+from grader.core import messages as M
+from grader.core.traces import shape_trace
+
+from grader_testkit import dump
+
+NAMES = {"Q": ("n_q", "d_k"), "K": ("n_k", "d_k"), "V": ("n_k", "d_v")}
+
+
+def inputs(n_q=2, n_k=3, d_k=4, d_v=5):
+    return {"Q": np.zeros((n_q, d_k)), "K": np.zeros((n_k, d_k)), "V": np.zeros((n_k, d_v))}
+
+
+def numpy_error(fn) -> str:
+    try:
+        fn()
+    except ValueError as exc:
+        return str(exc)
+    raise AssertionError("no error")
+
+
+def test_q_at_k_without_transpose_names_the_axes_and_suggests_k_t():
+    case = inputs()
+    detail = numpy_error(lambda: case["Q"] @ case["K"])
+    message = shape_trace(detail, case, NAMES, "return Q @ K")
+    assert message.msgid == M.SHAPE_MATMUL_FIX
+    assert message.render() == (
+        "`Q` (n_q=2, d_k=4) @ `K` (n_k=3, d_k=4): the inner axes are 4 (d_k) and 3 (n_k), "
+        "they must be equal. Should it be `K.T`?"
+    )
+
+
+def test_np_dot_and_batched_matmul_are_traced_too():
+    case = inputs()
+    assert shape_trace(numpy_error(lambda: np.dot(case["Q"], case["K"])), case, NAMES, "np.dot(Q, K)").msgid == M.SHAPE_MATMUL_FIX
+    batched = {k: np.zeros((2, *v.shape)) for k, v in case.items()}
+    message = shape_trace(numpy_error(lambda: batched["Q"] @ batched["K"]), batched, NAMES, "s = Q @ K")
+    assert "`Q` (2, n_q=2, d_k=4)" in message.render()
+
+
+def test_q_at_v_is_not_mistaken_for_q_at_k():
+    """Same sizes as Q @ K (V has n_k rows too): the failing line tells them apart."""
+    case = inputs()
+    message = shape_trace(numpy_error(lambda: case["Q"] @ case["V"]), case, NAMES, "return Q @ V")
+    assert message.msgid == M.SHAPE_MATMUL and "`V`" in message.render() and ".T" not in message.render()
+    unsure = shape_trace(numpy_error(lambda: case["Q"] @ case["V"]), case, NAMES, "")
+    assert unsure.msgid == M.SHAPE_MATMUL_AXES, "without the line: the axes, not a guess"
+
+
+def test_broadcasting_names_the_axes_that_clash():
+    case = inputs()
+    message = shape_trace(numpy_error(lambda: case["Q"] + case["K"]), case, NAMES)
+    assert message.msgid == M.SHAPE_BROADCAST
+    assert message.render() == (
+        "Shapes (n_q=2, d_k=4) and (n_k=3, d_k=4) cannot be combined element by element: "
+        "axis n_q meets axis n_k."
+    )
+
+
+def test_sizes_the_case_does_not_have_give_no_trace():
+    """The text comes from the sandbox: sizes that are none of the case's own are never shown."""
+    fake = "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature " \
+           "(n?,k),(k,m?)->(n?,m?) (size 8123 is different from 4)"
+    assert shape_trace(fake, inputs(), NAMES) is None
+    fake = "operands could not be broadcast together with shapes (2,4) (8123,4) "
+    assert shape_trace(fake, inputs(), NAMES) is None
+
+
+@pytest.mark.sandbox
+def test_a_hidden_case_shows_the_trace_from_its_own_shapes_and_nothing_else(attention):
+    source = "import numpy as np\ndef attention(Q, K, V, mask=None):\n    return Q @ K @ V\n"
+    result = attention.grade(source)
+    assert result.verdict == Verdict.ERROR, dump(result)
+    visible = result.tests[0].message.render()
+    assert "`K.T`" in visible and "d_k" in visible, visible
+    hidden = next(t for t in result.tests if t.hidden and not t.passed).message
+    assert hidden.msgid == M.CASE_SHAPE_ERROR_HIDDEN
+    text = hidden.render()
+    assert "n_k" in text and "`K.T`" in text, text
+    assert "line" not in text
