@@ -339,8 +339,10 @@ class HandIn(models.Model):
     assessment = models.ForeignKey(Assessment, on_delete=models.PROTECT, related_name="hand_ins")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     item = models.SlugField(_("item"))
-    attempt = models.ForeignKey("courses.Attempt", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
-    submission = models.ForeignKey("grader.Submission", on_delete=models.PROTECT, null=True, blank=True,
+    # RESTRICT, not PROTECT: an attempt cannot be deleted alone while it is handed in, but
+    # deleting the student (which deletes the hand-in as well) still works.
+    attempt = models.ForeignKey("courses.Attempt", on_delete=models.RESTRICT, null=True, blank=True, related_name="+")
+    submission = models.ForeignKey("grader.Submission", on_delete=models.RESTRICT, null=True, blank=True,
                                    related_name="+")
     received_at = models.DateTimeField(_("received"), db_index=True)
 

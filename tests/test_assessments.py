@@ -496,3 +496,18 @@ def test_override_form_and_gradebook_csv(teacher, alice, homework, course):
 def test_instructor_pages_are_a_404_for_students(student, homework):
     assert student.get(reverse("assessment_gradebook", args=["mini", "odev"])).status_code == 404
     assert student.get(reverse("assessment_gradebook_csv", args=["mini", "odev"])).status_code == 404
+
+
+def test_a_student_with_hand_ins_can_still_be_deleted_but_a_handed_in_attempt_cannot(student, alice, homework):
+    from django.db.models import RestrictedError
+
+    from assessments.models import HandIn
+    from courses.models import Attempt
+
+    with time_machine.travel(at("2026-12-08 23:58"), tick=False):
+        post_answer(student, "first-choice", "a")
+    assert HandIn.objects.filter(user=alice).exists()
+    with pytest.raises(RestrictedError):
+        Attempt.objects.filter(user=alice).delete()  # alone: it is handed in
+    alice.delete()  # erasure of an account: its hand-ins go with it
+    assert not HandIn.objects.filter(user_id=alice.pk).exists()
