@@ -198,7 +198,7 @@ def _preview_note(shown: AnswerPreview | None) -> str:
 
 
 def _item_fragment(request, question: Question, *, error: str = "", previewing: bool = False,
-                   shown: AnswerPreview | None = None, confirm_reveal: bool = False) -> str:
+                   shown: AnswerPreview | None = None, confirm_reveal: bool = False, draft: dict | None = None) -> str:
     """The question's HTML fragment as the lesson page shows it, for the page's script. In the
     student preview the state is a fresh student's, with the preview answer ``shown`` if any."""
     if previewing:
@@ -206,18 +206,19 @@ def _item_fragment(request, question: Question, *, error: str = "", previewing: 
     else:
         state = states_for(request.user, [question])[question.pk]
     context = {**item_context(question, state, request.user, confirm_reveal=confirm_reveal),
-               "error": error, "preview": _preview_note(shown),
+               "error": error, "preview": _preview_note(shown), "draft": draft,
                "recording": not previewing, "preview_mode": previewing}
     return render_to_string("courses/question_item.html", {"question": question, "ctx": context}, request=request)
 
 
 def _item_response(request, question: Question, *, status: int = 200, error: str = "", previewing: bool = False,
-                   shown: AnswerPreview | None = None, confirm_reveal: bool = False):
+                   shown: AnswerPreview | None = None, confirm_reveal: bool = False, draft: dict | None = None):
     """After answering: the item's fragment for the page's script, else back to the lesson (to
-    the student preview for an instructor's preview answer)."""
+    the student preview for an instructor's preview answer). ``draft``: an answer that was not
+    taken, shown again so the student can correct it."""
     if request.headers.get("X-Requested-With") == "dikkat":
         html = _item_fragment(request, question, error=error, previewing=previewing, shown=shown,
-                              confirm_reveal=confirm_reveal)
+                              confirm_reveal=confirm_reveal, draft=draft)
         return HttpResponse(html, status=status)
     if confirm_reveal:
         return redirect(question.lesson.get_absolute_url() + f"?{CONFIRM_REVEAL_PARAMETER}={question.slug}#q-{question.slug}")
@@ -250,6 +251,7 @@ def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, sl
     kind = get_kind(question.kind)
     previewing = _previewing(request, question)
     respond = partial(_item_response, request, question, previewing=previewing)
+    raw = None
     try:
         raw = kind.answer_from_post(question.spec, request.POST)
         if previewing:
@@ -259,7 +261,7 @@ def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, sl
     except AnswerError as exc:
         return respond(status=400, error=_("This answer could not be read: %(reason)s. Reload the page and try again.") % {"reason": exc})
     except NotGradable as exc:
-        return respond(error=str(exc))
+        return respond(error=str(exc), draft=raw)
     except GraderFailed:
         return respond(error=_("The checker failed on our side, so this answer does not count. Please try again."))
     except AnswerRefused:

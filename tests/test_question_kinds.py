@@ -123,8 +123,8 @@ def test_fill_in_accept_list_is_case_insensitive(quiz):
 
 @pytest.mark.parametrize(("value", "correct"), [(0.125, True), ("0,125", True), ("0.1252", True), ("1/8", None), (0.2, False)])
 def test_numeric_tolerance_and_turkish_decimal_comma(quiz, value, correct):
-    if correct is None:
-        with pytest.raises(AnswerError):
+    if correct is None:  # not a number: explained to the student, not counted (not a tampered form)
+        with pytest.raises(NotGradable):
             grade(quiz, "sqrt-dk", {"value": value})
     else:
         assert grade(quiz, "sqrt-dk", {"value": value}).correct is correct

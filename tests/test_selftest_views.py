@@ -110,7 +110,7 @@ def test_max_attempts_is_enforced(student, alice):
         ("who-attends", {}),
         ("true-facts", {"options": ["a", "zz"]}),
         ("roles", {"pair-l1": "r0000000000"}),
-        ("sqrt-dk", {"value": "abc"}),
+        # ("sqrt-dk", {"value": "abc"}) is a slip, not tampering: test_numeric_format.py
         ("sqrt-dk", {"value": "1" * 1000}),
         ("score-fill", {"blank-0": "K.T" * 200}),
     ],

@@ -1,22 +1,48 @@
 """Numeric answers: a value with an absolute or relative tolerance and an optional unit."""
 
 import math
+import re
 
+from django.utils.formats import get_format, number_format
 from django.utils.translation import gettext_lazy as _
 
 from .base import (
-    AnswerError, Grade, QuestionKind, SpecProblem, check_table_keys, expect, optional_text, register,
+    AnswerError, Grade, NotGradable, QuestionKind, SpecProblem, check_table_keys, expect, optional_text, register,
 )
 
 MAX_ANSWER_CHARS = 64
 
 
+# One decimal mark, either one, and no thousands separators: "0,5", "0.5", "1e-3", "−2".
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][-+]?\d+)?")
+# "32.768" or "1,234": a group of three after a short whole part reads as thousands to many.
+_THOUSANDS_LOOK = re.compile(r"[-+]?([1-9]\d{0,2})([.,])(\d{3})")
+
+
+class AmbiguousNumber(ValueError):
+    """The text is a number only under one of two readings; the message says how to write it."""
+
+
 def parse_number(text: str) -> float:
-    """Accept Turkish and English decimal marks: "0,5", "0.5", "1e-3", "−2"."""
+    """Accept Turkish and English decimal marks: "0,5", "0.5", "1e-3", "−2". Refuse what a
+    thousands separator makes ambiguous ("32.768" in Turkish, "1,234" in English, "1.234,5")
+    with AmbiguousNumber instead of guessing."""
     cleaned = text.strip().replace("\u2212", "-").replace(" ", "")
-    if cleaned.count(",") == 1 and "." not in cleaned:
-        cleaned = cleaned.replace(",", ".")
-    value = float(cleaned)
+    marks = [c for c in cleaned if c in ".,"]
+    if len(marks) > 1 and re.fullmatch(r"[-+]?[\d.,]+", cleaned):
+        raise AmbiguousNumber(_("“%(text)s” has more than one dot or comma. Write numbers without thousands "
+                                "separators and with one decimal mark, for example %(example)s.")
+                              % {"text": text.strip(), "example": number_format(1234.5, 1)})
+    if not _NUMBER.fullmatch(cleaned):
+        raise ValueError("not a number")
+    looks = _THOUSANDS_LOOK.fullmatch(cleaned)
+    if looks and looks.group(2) == get_format("THOUSAND_SEPARATOR"):
+        whole, _mark, rest = looks.groups()
+        raise AmbiguousNumber(_("“%(text)s” can be read two ways. Numbers are written without thousands "
+                                "separators: write %(whole)s for the whole number, or %(decimal)s for the decimal.")
+                              % {"text": text.strip(), "whole": cleaned.replace(looks.group(2), ""),
+                                 "decimal": cleaned.replace(looks.group(2), get_format("DECIMAL_SEPARATOR"))})
+    value = float(cleaned.replace(",", "."))
     if not math.isfinite(value):
         raise ValueError("not finite")
     return value
@@ -70,8 +96,12 @@ class Numeric(QuestionKind):
                 raise AnswerError(_("the answer is too long"))
             try:
                 value = parse_number(value)
+            except AmbiguousNumber as exc:
+                raise NotGradable(str(exc)) from None  # explained, not counted as an attempt
             except ValueError:
-                raise AnswerError(_("write a number, for example 0,25")) from None
+                # A typing slip, not a tampered form: said kindly, not counted.
+                raise NotGradable(_("“%(text)s” is not a number. Write a number, for example %(example)s.")
+                                  % {"text": value.strip(), "example": number_format(0.25, 2)}) from None
         if not math.isfinite(value):
             raise AnswerError(_("the answer must be a finite number"))
         return {"value": float(value)}
