@@ -176,5 +176,33 @@
     });
   }
 
+  // A region showing work in the grading queue (an instructor's "test this item") reloads
+  // itself from the page's own URL until the work is done; the "Refresh" link is for no-JS.
+  function refreshRegion(region, delay) {
+    window.setTimeout(function () {
+      fetch(window.location.href, { headers: { "X-Requested-With": "dikkat" }, credentials: "same-origin" })
+        .then(function (response) {
+          if (!response.ok || response.redirected) throw new Error("stop");
+          return response.text();
+        })
+        .then(function (html) {
+          var fresh = new DOMParser().parseFromString(html, "text/html").getElementById(region.id);
+          if (!fresh) return;
+          region.innerHTML = fresh.innerHTML; // the region stays: its aria-live announces the change
+          liven(region, Math.min(delay * 1.3, 5000));
+        })
+        .catch(function (error) { if (error.message !== "stop") refreshRegion(region, 5000); });
+    }, delay);
+  }
+
+  function liven(region, delay) {
+    if (!region.querySelector("[data-live-pending]")) return;
+    region.querySelectorAll("[data-live-note]").forEach(function (note) { note.hidden = false; });
+    region.querySelectorAll("[data-live-refresh]").forEach(function (link) { link.hidden = true; });
+    refreshRegion(region, delay);
+  }
+
+  document.querySelectorAll("[data-live-region]").forEach(function (region) { liven(region, 1000); });
+
   enhance(document);
 })();
