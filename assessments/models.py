@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy as _
 
 from courses.models import RETIRE_HELP, ActiveQuerySet, Course
+from grader.models import NOT_COUNTED
 
 
 class Refused(Exception):
@@ -329,7 +330,7 @@ class HandInQuerySet(models.QuerySet):
     def counting(self):
         """Hand-ins that use an attempt: not the grader's failures, not code rejected unrun."""
         return self.exclude(attempt__status="failed").exclude(
-            submission__verdict__in=["rejected", "internal_error"])
+            submission__verdict__in=NOT_COUNTED)
 
 
 class HandIn(models.Model):

@@ -12,7 +12,7 @@ from datetime import datetime
 from django.contrib.auth.models import User
 
 from courses.models import Attempt, Course
-from grader.models import Submission, Verdict
+from grader.models import NOT_COUNTED, Submission
 
 from .models import Assessment, HandIn, ManualScore
 
@@ -62,7 +62,7 @@ def _graded_score(hand_in: HandIn) -> float | None:
         return a.score
     s = hand_in.submission
     if (s is None or s.mode != Submission.Mode.SUBMIT or s.status != Submission.Status.DONE
-            or s.verdict in (Verdict.REJECTED, Verdict.INTERNAL_ERROR)):
+            or s.verdict in NOT_COUNTED):
         return None
     return 0.0 if s.after_reveal else (s.score or 0.0)
 

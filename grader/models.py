@@ -14,17 +14,23 @@ from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy as _
 
 from .core import Message
+from .core import Verdict as CoreVerdict
 
 
-class Verdict(models.TextChoices):
-    PASSED = "passed", _("passed")
-    FAILED = "failed", _("failed")
-    ERROR = "error", _("error")
-    TIMEOUT = "timeout", _("time limit")
-    MEMORY_LIMIT = "memory_limit", _("memory limit")
-    OUTPUT_LIMIT = "output_limit", _("output limit")
-    REJECTED = "rejected", _("rejected")
-    INTERNAL_ERROR = "internal_error", _("internal error")
+VERDICT_LABELS = {
+    CoreVerdict.PASSED: _("passed"),
+    CoreVerdict.FAILED: _("failed"),
+    CoreVerdict.ERROR: _("error"),
+    CoreVerdict.TIMEOUT: _("time limit"),
+    CoreVerdict.MEMORY_LIMIT: _("memory limit"),
+    CoreVerdict.OUTPUT_LIMIT: _("output limit"),
+    CoreVerdict.REJECTED: _("rejected"),
+    CoreVerdict.INTERNAL_ERROR: _("internal error"),
+}
+# The grader core's verdicts, as database choices with their labels: one list of verdicts.
+Verdict = models.TextChoices("Verdict", [(v.name, (v.value, VERDICT_LABELS[v])) for v in CoreVerdict])
+# ... and one rule for what uses up an attempt (grader.core.Verdict.counts_as_attempt).
+NOT_COUNTED = [v.value for v in CoreVerdict if not v.counts_as_attempt]
 
 
 class SubmissionQuerySet(models.QuerySet):
@@ -34,7 +40,7 @@ class SubmissionQuerySet(models.QuerySet):
     def counted(self):
         """Submissions that count as attempts (graded on hidden cases, not rejected)."""
         return self.filter(mode=Submission.Mode.SUBMIT, status=Submission.Status.DONE).exclude(
-            verdict__in=[Verdict.REJECTED, Verdict.INTERNAL_ERROR]
+            verdict__in=NOT_COUNTED
         )
 
 
