@@ -64,10 +64,11 @@ def address_key(ip: str) -> str:
 
 
 def client_address(request: HttpRequest) -> str:
-    """AXES_CLIENT_IP_CALLABLE: the client as the rate limits count it (an IPv6 /64 as one), so a
-    log-in pause cannot be dodged by moving to another address of the same /64."""
+    """AXES_CLIENT_IP_CALLABLE: the client as the rate limits count it, so that a log-in pause
+    cannot be dodged by moving to another address of the same IPv6 /64. The /64 is given as its
+    first address ("2001:db8::"): axes keeps an IP address, which PostgreSQL checks."""
     ip = client_ip(request)
-    return address_key(ip) if ip else ""
+    return address_key(ip).removesuffix("/64") if ip else ip
 
 
 def human_duration(seconds: int) -> str:

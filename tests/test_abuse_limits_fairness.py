@@ -84,7 +84,7 @@ def test_over_ipv6_a_pause_holds_for_every_address_of_the_same_64(settings, alic
 
     response = login(attacker, "alice", PASSWORD, "2001:db8:1:2:ffff:ffff:ffff:fffe")
     assert response.status_code == 429 and 0 < int(response["Retry-After"]) <= 60
-    assert re.search(r"\d+ saniye", text(response))
+    assert re.search(r"Lütfen \d+ (saniye|dakika) bekleyip yeniden deneyin", text(response))
     # Alice on her own network (another /64) logs in.
     assert login(Client(), "alice", PASSWORD, "2001:db8:1:3::1").status_code == 302
 
