@@ -1,9 +1,13 @@
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
+
+from courses.models import LessonProgress
 
 from .forms import SignupForm
 from .ratelimit import SIGNUPS, RateLimited
@@ -38,3 +42,13 @@ def signup(request: HttpRequest) -> HttpResponse:
         messages.success(request, _("Welcome, %(name)s! Choose a course to begin.") % {"name": user.username})
         return HttpResponseRedirect(next_url) if next_url else redirect("home")
     return render(request, "registration/signup.html", {"form": form, "next": next_url})
+
+
+class Login(LoginView):
+    """Django's log-in; without a ``next`` page, a student who has started lands on İlerlemem
+    ("continue where you left off"), not on the course list."""
+
+    def get_default_redirect_url(self) -> str:
+        if LessonProgress.objects.filter(user=self.request.user, lesson__course__retired=False).exists():
+            return reverse("dashboard")
+        return super().get_default_redirect_url()

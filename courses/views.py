@@ -19,6 +19,7 @@ from grader.views import exercise_item_context
 from .kinds import AnswerError, GraderFailed, NotGradable, get_kind
 from .models import AnswerPreview, Attempt, Course, Enrollment, Lesson, LessonProgress, Question
 from .preview import preview_answer
+from .progress import course_progress
 from .selftest import (
     AnswerPending, AnswerRefused, AnsweringTooFast, QuestionState, item_context, reveal_answer, reveal_warning, states_for,
     submit_answer,
@@ -150,28 +151,10 @@ def lesson_complete(request: HttpRequest, course_slug: str, lesson_slug: str) ->
 
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
+    """İlerlemem: per course, where to continue, what to do next, and every lesson's and item's score."""
     enrollments = Enrollment.objects.filter(user=request.user, course__retired=False).select_related("course")
-    rows = []
-    for enrollment in enrollments:
-        lessons = list(enrollment.course.active_lessons())
-        progress = {
-            p.lesson_id: p
-            for p in LessonProgress.objects.filter(user=request.user, lesson__in=lessons)
-        }
-        done = sum(1 for p in progress.values() if p.completed_at)
-        resume = next((l for l in lessons if not (progress.get(l.pk) and progress[l.pk].completed_at)), None)
-        rows.append(
-            {
-                "course": enrollment.course,
-                "enrolled_at": enrollment.created_at,
-                "lessons": len(lessons),
-                "visited": len(progress),
-                "done": done,
-                "percent": round(100 * done / len(lessons)) if lessons else 0,
-                "resume": resume,
-            }
-        )
-    return render(request, "courses/dashboard.html", {"rows": rows})
+    courses = [course_progress(request.user, enrollment.course) for enrollment in enrollments]
+    return render(request, "courses/dashboard.html", {"courses": courses})
 
 
 def _get_question_for_user(request, course_slug: str, lesson_slug: str, slug: str) -> Question:

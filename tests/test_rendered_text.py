@@ -202,6 +202,7 @@ def course_pages(db, alice, settings):
         submit_answer(alice, question, answer())
         reveal_answer(alice, question)
     pages |= {f"{lesson.slug} (answered)": client.get(lesson.get_absolute_url()).text for lesson in lessons}
+    pages["İlerlemem"] = client.get(reverse("dashboard")).text
     return pages
 
 
