@@ -53,7 +53,7 @@ def test_wrong_codes_from_many_addresses_do_not_shut_enrolment_for_a_student_wit
     student = signed_in(make_user, "student")
     response = student.post(url, {"code": "ÇAY-2026"}, REMOTE_ADDR=CLASSMATE, follow=True)
     assert response.status_code == 200
-    assert f"{code_course.title} kursuna kaydoldunuz." in text(response)
+    assert f"{code_course.title} kursuna katıldınız." in text(response)
     assert code_course.is_enrolled(User.objects.get(username="student"))
 
 
@@ -69,7 +69,7 @@ def test_a_course_open_to_everyone_enrols_even_from_an_address_over_the_wrong_co
     client = Client()
     client.force_login(classmate)
     response = client.post(reverse("enroll", args=["mini"]), REMOTE_ADDR=ATTACKER, follow=True)
-    assert f"{code_course.title} kursuna kaydoldunuz." in text(response)
+    assert f"{code_course.title} kursuna katıldınız." in text(response)
     assert Course.objects.get(pk=code_course.pk).is_enrolled(classmate)
 
 

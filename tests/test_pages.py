@@ -18,7 +18,7 @@ def test_course_page_lists_lessons_in_order_and_asks_anonymous_users_to_log_in(c
     response = client.get(reverse("course", args=["mini"]))
     text = response.text
     assert text.index("Birinci ders") < text.index("İkinci ders")
-    assert "Kaydolmak için" in text and reverse("login") + "?next=" in text
+    assert "Kursa katılmak için" in text and reverse("login") + "?next=" in text
 
 
 def test_lesson_requires_login(client, mini_course):
@@ -108,3 +108,11 @@ def test_pages_send_a_content_security_policy_allowing_only_own_scripts(client):
     assert "unsafe-inline" not in policy
     assert response.headers["X-Content-Type-Options"] == "nosniff"
     assert response.headers["X-Frame-Options"] == "DENY"
+
+
+def test_signing_up_and_enrolling_are_two_different_words(client, mini_course):
+    """"Kaydol" meant both; now an account is created ("Hesap oluştur") and a course joined ("katıl")."""
+    page = client.get(reverse("course", args=["mini"])).text
+    assert "Kursa katılmak için" in page and "hesap oluşturun" in page
+    assert "Hesap oluştur" in client.get(reverse("signup")).text
+    assert "aydol" not in page
