@@ -1,0 +1,32 @@
+"""An exercise says what its numbers count: graded submissions in its header, submissions and
+example runs together on the link to their history; the instructor's preview says code is not
+run there and where to try it."""
+
+import pytest
+from django.urls import reverse
+
+from grader.models import Submission
+
+pytestmark = pytest.mark.django_db
+
+
+def test_graded_submissions_and_example_runs_are_counted_apart(client, alice, lab):
+    lab.enroll(alice)
+    client.force_login(alice)
+    attn = lab.exercises.get(slug="attn")
+    for mode, verdict in (("submit", "failed"), ("submit", "failed"), ("run", "passed")):
+        Submission.objects.create(user=alice, exercise=attn, code="x", mode=mode, status="done", verdict=verdict, score=0.0)
+    page = client.get(attn.lesson.get_absolute_url()).text
+    assert "2 notlandırılmış gönderim" in page
+    assert "Gönderimlerim ve örnek çalıştırmalarım (3)" in page
+
+
+def test_the_preview_says_code_is_not_run_there_and_links_the_item_test(client, make_user, lab):
+    teacher = make_user("hoca")
+    lab.instructors.add(teacher)
+    client.force_login(teacher)
+    attn = lab.exercises.get(slug="attn")
+    page = client.get(reverse("instructors:preview", args=["lab", attn.lesson.slug])).text
+    assert "Önizlemede kod çalıştırılmaz" in page
+    assert reverse("instructors:test_item", args=["lab", "attn"]) in page
+    assert "kursa katılın" not in page
