@@ -1,6 +1,7 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -143,6 +144,13 @@ def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
 @login_required
 def history(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
     exercise = _get_exercise_for_user(request, course_slug, lesson_slug, slug)
-    submissions = list(Submission.objects.filter(user=request.user, exercise=exercise)[:100])
+    mine = Submission.objects.filter(user=request.user, exercise=exercise)
+    submissions = list(mine[:100])  # newest first
+    # Numbered per kind, oldest = 1, so "3 graded submissions" on the lesson matches "Submission 3" here.
+    totals = dict(mine.order_by().values_list("mode").annotate(n=Count("pk")))
+    seen: dict[str, int] = {}
+    for submission in submissions:
+        submission.number = totals.get(submission.mode, 0) - seen.get(submission.mode, 0)
+        seen[submission.mode] = seen.get(submission.mode, 0) + 1
     hints = exercise.misconception_hints
     return render(request, "grader/history.html", {"exercise": exercise, "submissions": submissions, "hints": hints})

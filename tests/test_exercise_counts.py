@@ -19,6 +19,10 @@ def test_graded_submissions_and_example_runs_are_counted_apart(client, alice, la
     page = client.get(attn.lesson.get_absolute_url()).text
     assert "2 notlandırılmış gönderim" in page
     assert "Gönderimlerim ve örnek çalıştırmalarım (3)" in page
+    history = client.get(reverse("submission_history", args=["lab", attn.lesson.slug, "attn"])).text
+    # Numbered per kind, oldest first: the header's "2" is the history's "Gönderim 2".
+    assert "Gönderim 2 ·" in history and "Gönderim 1 ·" in history and "Örnek çalıştırma 1 ·" in history
+    assert f"#{attn.submissions.first().pk}" not in history
 
 
 def test_the_preview_says_code_is_not_run_there_and_links_the_item_test(client, make_user, lab):
