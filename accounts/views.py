@@ -7,7 +7,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
-from courses.models import LessonProgress
+from courses.models import Enrollment, LessonProgress
 
 from .forms import SignupForm
 from .ratelimit import SIGNUPS, RateLimited
@@ -45,10 +45,12 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 
 class Login(LoginView):
-    """Django's log-in; without a ``next`` page, a student who has started lands on İlerlemem
-    ("continue where you left off"), not on the course list."""
+    """Django's log-in; without a ``next`` page, a student enrolled in a course lands on
+    İlerlemem ("continue where you left off", or where to begin), not on the course list."""
 
     def get_default_redirect_url(self) -> str:
-        if LessonProgress.objects.filter(user=self.request.user, lesson__course__retired=False).exists():
+        user = self.request.user
+        started = LessonProgress.objects.filter(user=user, lesson__course__retired=False).exists()
+        if started or Enrollment.objects.filter(user=user, course__retired=False).exists():
             return reverse("dashboard")
         return super().get_default_redirect_url()

@@ -207,7 +207,7 @@ def logged_in(page, make_user):
         page.locator("#id_username").fill(username)
         page.locator("#id_password").fill(password)
         page.locator("main form button[type=submit]").click()
-        page.wait_for_url(page.base_url + "/")
+        page.wait_for_url(page.base_url + "/panom/")  # an enrolled student lands on İlerlemem
         return user
 
     return login

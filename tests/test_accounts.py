@@ -72,3 +72,16 @@ def test_demo_accounts_print_passwords_once(capsys):
     assert User.objects.get(username="admin").is_superuser
     instructor = User.objects.get(username="instructor")
     assert instructor.is_staff and not instructor.is_superuser
+
+
+def test_an_enrolled_student_lands_on_the_dashboard_and_a_new_one_on_the_course_list(client, make_user, mini_course):
+    from django.urls import reverse
+
+    enrolled = make_user("kayitli")
+    mini_course.enroll(enrolled)
+    response = client.post(reverse("login"), {"username": "kayitli", "password": "a-Long-passw0rd"})
+    assert response.url == reverse("dashboard")
+    client.logout()
+    make_user("yeni")
+    response = client.post(reverse("login"), {"username": "yeni", "password": "a-Long-passw0rd"})
+    assert response.url == "/"
