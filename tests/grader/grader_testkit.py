@@ -175,3 +175,28 @@ def dump(result: GradeResult) -> str:
 def assert_next_run_passes(ex: Exercise) -> None:
     result = ex.grade(ex.solution)
     assert result.verdict == Verdict.PASSED, dump(result)
+
+
+# A submission body that forks as many sleeping children as it may (up to 400) and raises
+# "BREACH" when more than {cap} succeeded (indent it into a function with `indented`).
+FORK_PROBE = """
+children = []
+for _ in range(400):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(10)
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+if len(children) > {cap}:
+    raise AssertionError("BREACH: forked %d processes" % len(children))
+"""
+
+
+def indented(code: str, spaces: int = 4) -> str:
+    return "".join(" " * spaces + line + "\n" for line in code.strip("\n").splitlines())

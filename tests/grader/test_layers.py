@@ -21,7 +21,7 @@ from grader.core import Verdict
 from grader.core import messages as M
 from grader.core import sandbox as sb
 
-from grader_testkit import SECRET, assert_next_run_passes, dump
+from grader_testkit import FORK_PROBE, SECRET, assert_next_run_passes, dump
 
 pytestmark = pytest.mark.sandbox
 
@@ -120,25 +120,6 @@ else:
 
 
 # --- process caps ------------------------------------------------------------------------
-
-FORK_PROBE = """
-children = []
-for _ in range(400):
-    try:
-        pid = os.fork()
-    except OSError:
-        break
-    if pid == 0:
-        time.sleep(10)
-        os._exit(0)
-    children.append(pid)
-for pid in children:
-    os.kill(pid, 9)
-    os.waitpid(pid, 0)
-if len(children) > {cap}:
-    raise AssertionError("BREACH: forked %d processes" % len(children))
-"""
-
 
 def test_pids_cap_alone_stops_a_fork_bomb(strict, host):
     if sb.environment().cgroups is None or "pids" not in sb.environment().cgroups.caps:
