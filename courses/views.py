@@ -114,7 +114,7 @@ def render_lesson(request: HttpRequest, lesson: Lesson, *, preview: bool = False
     confirming = request.GET.get(CONFIRM_REVEAL_PARAMETER, "") if recording else ""
     for item in items:
         if item.is_exercise:
-            item.ctx = exercise_item_context(item, request.user if not preview else AnonymousUser())
+            item.ctx = exercise_item_context(item, request.user, preview=preview)
         else:
             note = _preview_note(shown) if preview and shown is not None and shown.question_id == item.pk else ""
             item.ctx = {**item_context(item, states[item.pk], request.user, confirm_reveal=confirming == item.slug),

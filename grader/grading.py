@@ -49,7 +49,7 @@ def exercise_bundle(exercise) -> Path:
     return bundles.bundle_path("exercises", exercise.course.slug, exercise.slug, exercise.content_hash)
 
 
-def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT) -> Accepted:
+def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT, preview: bool = False) -> Accepted:
     """Store a submission and queue it for grading (after commit); code over the exercise's
     size limit is refused before anything is stored."""
     size, limit = len(code.encode("utf-8", "surrogatepass")), parse_spec(exercise.spec).limits.source_bytes
@@ -66,7 +66,7 @@ def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT) -> Acc
         # too (SQLite's IMMEDIATE transactions already serialise writers).
         Enrollment.objects.select_for_update().filter(user=user, course_id=exercise.course_id).first()
         mine = Submission.objects.filter(user=user)
-        same = mine.filter(exercise=exercise, mode=mode, code_hash=code_hash).exclude(
+        same = mine.filter(exercise=exercise, mode=mode, code_hash=code_hash, preview=preview).exclude(
             verdict=Verdict.INTERNAL_ERROR
         ).filter(graded_hash__in=[exercise.content_hash, ""]).first()
         if same is not None:
@@ -93,7 +93,8 @@ def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT) -> Acc
             # PostgreSQL text cannot hold NUL; such code is rejected below anyway, and the
             # stored copy marks where the NULs were.
             user=user, exercise=exercise, mode=mode, code=code.replace("\x00", "\ufffd"), code_hash=code_hash,
-            after_reveal=SolutionReveal.objects.filter(user=user, exercise=exercise).exists(),
+            preview=preview,
+            after_reveal=not preview and SolutionReveal.objects.filter(user=user, exercise=exercise).exists(),
             # The task goes on the queue when this commits; if that fails, the sweeper
             # re-enqueues after GRADING_REQUEUE_AFTER, counted from here.
             enqueued_at=now,

@@ -39,7 +39,7 @@ class SubmissionQuerySet(models.QuerySet):
 
     def counted(self):
         """Submissions that count as attempts (graded on hidden cases, not rejected)."""
-        return self.filter(mode=Submission.Mode.SUBMIT, status=Submission.Status.DONE).exclude(
+        return self.filter(mode=Submission.Mode.SUBMIT, status=Submission.Status.DONE, preview=False).exclude(
             verdict__in=NOT_COUNTED
         )
 
@@ -56,6 +56,9 @@ class Submission(models.Model):
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions",
                              verbose_name=_("student"))
+    # An instructor trying the exercise in the student preview: graded like any code, never
+    # counted (attempts, gradebook, statistics, regrades, progress).
+    preview = models.BooleanField(_("instructor preview"), default=False)
     # Student work outlives content: a retired exercise keeps its submissions; deleting one is refused.
     exercise = models.ForeignKey("courses.Exercise", on_delete=models.PROTECT, related_name="submissions",
                                  verbose_name=_("exercise"))

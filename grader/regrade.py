@@ -17,7 +17,8 @@ from .models import GradeChange, Regrade, RegradeItem, Submission, Verdict
 
 def regradable(exercise):
     """Submitted (not example-run) code that was actually graded."""
-    return Submission.objects.filter(exercise=exercise, mode=Submission.Mode.SUBMIT, status=Submission.Status.DONE).exclude(
+    return Submission.objects.filter(exercise=exercise, mode=Submission.Mode.SUBMIT, status=Submission.Status.DONE,
+                                     preview=False).exclude(
         verdict__in=[Verdict.REJECTED]
     )
 

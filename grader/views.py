@@ -18,13 +18,16 @@ from .grading import SubmissionRefused, submit
 from .models import SolutionReveal, Submission, Verdict
 
 
-def exercise_item_context(exercise: Exercise, user) -> dict:
-    """What the lesson page shows for an exercise: editor, latest result, sample solution."""
-    submissions = Submission.objects.filter(user=user, exercise=exercise) if user.is_authenticated else Submission.objects.none()
+def exercise_item_context(exercise: Exercise, user, preview: bool = False) -> dict:
+    """What the lesson page shows for an exercise: editor, latest result, sample solution.
+
+    ``preview``: an instructor's own unrecorded tries in the student preview (no reveal there)."""
+    submissions = (Submission.objects.filter(user=user, exercise=exercise, preview=preview)
+                   if user.is_authenticated else Submission.objects.none())
     latest = submissions.first()
     counted = list(submissions.counted().values_list("verdict", "after_reveal"))
     solved = (Verdict.PASSED, False) in counted
-    revealed = user.is_authenticated and SolutionReveal.objects.filter(user=user, exercise=exercise).exists()
+    revealed = not preview and user.is_authenticated and SolutionReveal.objects.filter(user=user, exercise=exercise).exists()
     return {
         "exercise": exercise,
         "latest": latest,
@@ -32,20 +35,22 @@ def exercise_item_context(exercise: Exercise, user) -> dict:
         "attempts": len(counted),
         "solved": solved,
         "show_solution": revealed,
-        "can_reveal": not revealed and bool(exercise.solution_code)
+        "can_reveal": not preview and not revealed and bool(exercise.solution_code)
         and may_reveal(exercise.reveal, attempts=len(counted), solved=solved),
         "hints": exercise.misconception_hints,
         "history_count": submissions.count(),
     }
 
 
-def _get_exercise_for_user(request, course_slug: str, lesson_slug: str, slug: str) -> Exercise:
+def _get_exercise_for_user(request, course_slug: str, lesson_slug: str, slug: str, preview: bool = False) -> Exercise:
     exercise = get_object_or_404(
         Exercise.objects.active().select_related("course", "lesson__course").defer(
             "lesson__body_source", "lesson__body_html", "lesson__course__description_html"),
         course__retired=False, course__slug=course_slug,
         lesson__slug=lesson_slug, lesson__retired=False, slug=slug,
     )
+    if preview and exercise.course.is_instructor(request.user):
+        return exercise
     if not exercise.course.is_enrolled(request.user):
         raise PermissionDenied(_("Enrol in this course to send code."))
     return exercise
@@ -68,7 +73,11 @@ STATUS_DEFERRED = (
 @login_required
 @require_POST
 def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
-    exercise = _get_exercise_for_user(request, course_slug, lesson_slug, slug)
+    preview = request.POST.get("preview") == "1"
+    exercise = _get_exercise_for_user(request, course_slug, lesson_slug, slug, preview=preview)
+    preview = preview and exercise.course.is_instructor(request.user)
+    back = (reverse("instructors:preview", args=[course_slug, lesson_slug]) if preview
+            else exercise.lesson.get_absolute_url()) + f"#ex-{exercise.slug}"
     code = request.POST.get("code")
     mode = request.POST.get("mode", Submission.Mode.SUBMIT)
     wants_json = request.headers.get("X-Requested-With") == "dikkat"
@@ -78,16 +87,16 @@ def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: 
             return JsonResponse({"error": message}, status=400)
         return render(request, "400.html", {"message": message}, status=400)
     SUBMISSIONS.check(request, count=False)  # per address and site-wide; only accepted code counts
-    if request.POST.get("assessment"):  # sent from an assessment's page: its rules decide
+    if request.POST.get("assessment") and not preview:  # sent from an assessment's page: its rules decide
         return submit_in_assessment(request, exercise, request.POST["assessment"], code, mode)
     try:
-        accepted = submit(request.user, exercise, code, mode)
+        accepted = submit(request.user, exercise, code, mode, preview=preview)
     except SubmissionRefused as refused:
         if wants_json:
             response = JsonResponse({"error": str(refused), "retry_after": refused.retry_after}, status=refused.status)
         else:
             messages.warning(request, str(refused))
-            response = redirect(exercise.lesson.get_absolute_url() + f"#ex-{exercise.slug}")
+            response = redirect(back)
         if refused.retry_after:
             response["Retry-After"] = str(refused.retry_after)
         return response
@@ -98,7 +107,7 @@ def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: 
         messages.info(request, _("You sent this exact code before; here is its result."))
     if wants_json:
         return JsonResponse(_status_payload(request, submission, reused=accepted.reused), status=202 if submission.is_pending else 200)
-    return redirect(exercise.lesson.get_absolute_url() + f"#ex-{exercise.slug}")
+    return redirect(back)
 
 
 def _status_payload(request, submission: Submission, reused: bool = False) -> dict:
@@ -144,7 +153,7 @@ def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
 @login_required
 def history(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
     exercise = _get_exercise_for_user(request, course_slug, lesson_slug, slug)
-    mine = Submission.objects.filter(user=request.user, exercise=exercise)
+    mine = Submission.objects.filter(user=request.user, exercise=exercise, preview=False)
     submissions = list(mine[:100])  # newest first
     # Numbered per kind, oldest = 1, so "3 graded submissions" on the lesson matches "Submission 3" here.
     totals = dict(mine.order_by().values_list("mode").annotate(n=Count("pk")))

@@ -110,7 +110,7 @@ def gradebook(course: Course, items: list) -> list[Row]:
         key = (user_id, exercise_ids[exercise_id])
         scores[key].append((created, 0.0 if after_reveal else score or 0.0))
         counts[key] += 1
-    for user_id, last in Submission.objects.filter(exercise__course=course, user_id__in=rows).values_list("user_id").annotate(last=Max("created_at")):
+    for user_id, last in Submission.objects.filter(exercise__course=course, user_id__in=rows, preview=False).values_list("user_id").annotate(last=Max("created_at")):
         activity[user_id] = max(activity.get(user_id, last), last)
     for user_id, last in LessonProgress.objects.filter(lesson__course=course, user_id__in=rows).values_list("user_id").annotate(last=Max("last_visited_at")):
         activity[user_id] = max(activity.get(user_id, last), last)

@@ -184,7 +184,7 @@ def student_submissions(request: HttpRequest, course_slug: str, slug: str, user_
     course = _get_course_for_instructor(request, course_slug)
     exercise = _get_item(course, "e", slug)
     student = get_object_or_404(User, pk=user_id, enrollments__course=course)
-    submissions = Submission.objects.filter(exercise=exercise, user=student).order_by("-created_at", "-pk")
+    submissions = Submission.objects.filter(exercise=exercise, user=student, preview=False).order_by("-created_at", "-pk")
     page = Paginator(submissions, SUBMISSIONS_PER_PAGE).get_page(request.GET.get("page"))
     # One older than the page's last, for its diff; highlighting and diffs only for this page.
     start = max(page.start_index() - 1, 0)
