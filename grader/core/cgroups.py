@@ -424,12 +424,9 @@ class V1Run:
             for name in order:
                 path = self.paths["memory"] / name
                 if path.exists():
-                    try:
-                        path.write_text(limit)
-                    except OSError:
-                        if name == memsw.name:
-                            continue
-                        raise
+                    # A failed write (e.g. swap already in use above the new limit) must not leave
+                    # the job with the ceiling's memory+swap: the run fails, never runs wider.
+                    path.write_text(limit)
 
     def members(self) -> list[int]:
         pids: set[int] = set()

@@ -541,8 +541,11 @@ def placeholder_lines(source: str) -> list[int]:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
+    # ``s[..., 0]`` is NumPy, not a placeholder: an ellipsis inside an index does not count.
+    in_index = {id(node) for sub in ast.walk(tree) if isinstance(sub, ast.Subscript)
+                for node in ast.walk(sub.slice)}
     return sorted({node.lineno for node in ast.walk(tree)
-                   if isinstance(node, ast.Constant) and node.value is Ellipsis})
+                   if isinstance(node, ast.Constant) and node.value is Ellipsis and id(node) not in in_index})
 
 
 def _module_message(module: dict[str, Any], spec: ExerciseSpec, source: str) -> Message:

@@ -123,6 +123,7 @@ SHAPE_MATMUL_AXES = _("In a matrix product the inner axes are %(a)s and %(b)s; t
 SHAPE_BROADCAST = _(
     "Shapes %(left)s and %(right)s cannot be combined element by element: axis %(a)s meets axis %(b)s."
 )
+SHAPE_BROADCAST_AXES = _("Two arrays cannot be combined element by element: axis %(a)s meets axis %(b)s.")
 CASE_SHAPE_ERROR_HIDDEN = _("%(exc_type)s on this hidden case. %(trace)s")
 MODULE_EXCEPTION = _(
     "Your code raised %(exc_type)s on line %(line)s before any case ran: %(detail)s"

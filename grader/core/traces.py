@@ -10,7 +10,9 @@ case's inputs and the exercise's ``shape_names`` (``Q = ["n_q", "d_k"]``, aligne
 The exception text comes from the sandbox and is untrusted: only the sizes in it are read,
 and only to pick among the case's own inputs, whose shapes the host knows.  The message is
 built from those host-known shapes and names alone, so it may be shown on hidden cases
-(shapes, never values).  Sizes that match no input give no trace.
+(shapes, never values).  Sizes that match no input give no trace.  What remains is a choice:
+which of a few known names and inputs a message names (a few bits per hidden case, like the
+choice of exception name, and far less than the pass/fail of the case already tells).
 """
 
 from __future__ import annotations
@@ -35,11 +37,14 @@ class Operand:
     shape: tuple[int, ...]
     axes: tuple[str, ...]  # names of the last len(axes) axes
 
-    def describe(self) -> str:
-        """``Q`` (n_q=2, d_k=4): the named axes with their sizes (leading batch axes as sizes)."""
+    def axes_text(self) -> str:
+        """(n_q=2, d_k=4): the named axes with their sizes (leading batch axes as sizes)."""
         named = dict(zip(range(len(self.shape) - len(self.axes), len(self.shape)), self.axes))
-        parts = [f"{named[i]}={n}" if i in named else str(n) for i, n in enumerate(self.shape)]
-        return f"`{self.name}` ({', '.join(parts)})"
+        return "(" + ", ".join(f"{named[i]}={n}" if i in named else str(n) for i, n in enumerate(self.shape)) + ")"
+
+    def describe(self) -> str:
+        """``Q`` (n_q=2, d_k=4)."""
+        return f"`{self.name}` {self.axes_text()}"
 
 
 def _operands(inputs: dict[str, np.ndarray], shape_names: dict[str, tuple[str, ...]]) -> list[Operand]:
@@ -101,27 +106,28 @@ def _matmul(left_cols: int, right_rows: int, operands: list[Operand], line: str 
     return Message(M.SHAPE_MATMUL, params)
 
 
-def _describe_shape(shape: tuple[int, ...], operands: list[Operand]) -> str:
-    parts = []
-    for n in shape:
-        name = _axis_name(operands, n)
-        parts.append(f"{name}={n}" if name else str(n))
-    return "(" + ", ".join(parts) + ")"
-
-
 def _broadcast(shapes: list[tuple[int, ...]], operands: list[Operand]) -> Message | None:
-    # Every size must be one of the case's own (host-known) sizes: nothing chosen by the code is shown.
-    known_sizes = {n for op in operands for n in op.shape} | {1}
-    if len(shapes) != 2 or not all(n in known_sizes for s in shapes for n in s):
+    """Two shapes that do not broadcast.  A shape is shown only when it is one of the case's
+    inputs' whole shape (the sandbox wrote the tuple: anything else could spell a hidden value
+    in ones and known sizes); otherwise only the two clashing axes are named."""
+    known_sizes = {n for op in operands for n in op.shape}
+    if len(shapes) != 2:
         return None
     first, second = shapes
     for offset in range(1, min(len(first), len(second)) + 1):
         a, b = first[-offset], second[-offset]
         if a != b and a != 1 and b != 1:
-            return Message(M.SHAPE_BROADCAST, {
-                "left": _describe_shape(first, operands), "right": _describe_shape(second, operands),
-                "a": _axis_name(operands, a) or str(a), "b": _axis_name(operands, b) or str(b),
-            })
+            if a not in known_sizes or b not in known_sizes:
+                return None
+            axis_a = _axis_name(operands, a) or str(a)
+            axis_b = _axis_name(operands, b) or str(b)
+            whole = {op.shape: op for op in operands}
+            if first in whole and second in whole:
+                return Message(M.SHAPE_BROADCAST, {
+                    # Shapes only: an intermediate array may have an input's shape without being it.
+                    "left": whole[first].axes_text(), "right": whole[second].axes_text(), "a": axis_a, "b": axis_b,
+                })
+            return Message(M.SHAPE_BROADCAST_AXES, {"a": axis_a, "b": axis_b})
     return None
 
 

@@ -73,6 +73,14 @@ def test_sizes_the_case_does_not_have_give_no_trace():
     assert shape_trace(fake, inputs(), NAMES) is None
 
 
+def test_a_shape_spelled_in_ones_and_known_sizes_is_never_repeated():
+    """Bits of a hidden value written as a tuple of 1s and 2s: only the clashing axes are named."""
+    fake = "operands could not be broadcast together with shapes (2,1,2,2,1,1,2,1,3) (4,) "
+    message = shape_trace(fake, inputs(), NAMES)
+    assert message.msgid == M.SHAPE_BROADCAST_AXES
+    assert message.params == {"a": "n_k", "b": "d_k"}
+
+
 @pytest.mark.sandbox
 def test_a_hidden_case_shows_the_trace_from_its_own_shapes_and_nothing_else(attention):
     source = "import numpy as np\ndef attention(Q, K, V, mask=None):\n    return Q @ K @ V\n"
@@ -85,3 +93,10 @@ def test_a_hidden_case_shows_the_trace_from_its_own_shapes_and_nothing_else(atte
     text = hidden.render()
     assert "n_k" in text and "`K.T`" in text, text
     assert "line" not in text
+
+
+def test_numpys_ellipsis_in_an_index_is_not_a_leftover_placeholder():
+    from grader.core.grade import placeholder_lines
+
+    assert placeholder_lines("import numpy as np\ndef f(s):\n    return s[..., 0] + s[..., :2].sum()\n") == []
+    assert placeholder_lines("def f(s):\n    x = ...\n    return s[...] @ ...\n") == [2, 3]
