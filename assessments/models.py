@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare
 from django.utils.translation import gettext, gettext_lazy as _
 
 from courses.models import RETIRE_HELP, ActiveQuerySet, Course
@@ -200,7 +201,7 @@ class Assessment(models.Model):
     def start(self, user, password: str = "", now: datetime | None = None) -> "AssessmentSession":
         """Start an exam (or unlock a homework's password) for ``user``; starting again resumes."""
         now = now or timezone.now()
-        if self.password and password != self.password:
+        if self.password and not constant_time_compare(str(password), self.password):
             raise Refused(gettext("That password is not right. Ask your instructor for it."))
         with transaction.atomic():
             session = AssessmentSession.objects.select_for_update().filter(assessment=self, user=user).first()
@@ -421,3 +422,24 @@ class ManualScoreChange(models.Model):
 
     class Meta:
         ordering = ["changed_at", "pk"]
+
+
+def lesson_use_refused(user, course, slug: str, now: datetime | None = None) -> str | None:
+    """Why item ``slug`` may not be answered, submitted or revealed on its lesson page right
+    now, or None.  While an exam, or an assessment that does not give feedback at once, is open
+    for this student and holds the item, the lesson would give away what the assessment keeps
+    back (feedback, the answer): the item is answered on the assessment's page only."""
+    now = now or timezone.now()
+    for assessment in Assessment.objects.filter(course=course, retired=False):
+        if slug not in assessment.item_slugs():
+            continue
+        if not assessment.is_exam and assessment.feedback == Assessment.Feedback.IMMEDIATE:
+            continue
+        windows = assessment.windows_for(assessment.override_for(user))
+        if windows.opens <= now <= windows.closes:
+            return gettext(
+                "This item is part of “%(title)s”, which is open now: answer it on the assessment's page. "
+                "Here it opens again after %(closes)s."
+            ) % {"title": assessment.title,
+                 "closes": timezone.localtime(windows.closes).strftime("%d.%m.%Y %H:%M")}
+    return None

@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.ratelimit import ANSWERS, WRONG_ENROLMENT_CODES, RateLimited
+from assessments.models import lesson_use_refused
 from assessments.views import answer_in_assessment, assessment_rows
 from grader.views import exercise_item_context
 
@@ -234,6 +235,8 @@ def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, sl
     kind = get_kind(question.kind)
     previewing = _previewing(request, question)
     respond = partial(_item_response, request, question, previewing=previewing)
+    if not previewing and (held := lesson_use_refused(request.user, question.course, question.slug)):
+        return respond(status=403, error=held)
     raw = None
     try:
         raw = kind.answer_from_post(question.spec, request.POST)
@@ -264,6 +267,8 @@ def reveal_question(request: HttpRequest, course_slug: str, lesson_slug: str, sl
         return _item_response(request, question, error=_("Enrol in the course to reveal answers."))
     if request.POST.get("cancel"):
         return _item_response(request, question)
+    if held := lesson_use_refused(request.user, question.course, question.slug):
+        return _item_response(request, question, status=403, error=held)
     state = states_for(request.user, [question])[question.pk]
     if request.POST.get("confirm") != "1" and state.can_reveal and reveal_warning(question, state):
         # It costs something: say what, and show the answer only after a second press.

@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.ratelimit import SUBMISSIONS
+from assessments.models import lesson_use_refused
 from assessments.views import submit_in_assessment
 from courses.models import Exercise
 from courses.reveal import may_reveal
@@ -89,6 +90,11 @@ def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: 
     SUBMISSIONS.check(request, count=False)  # per address and site-wide; only accepted code counts
     if request.POST.get("assessment") and not preview:  # sent from an assessment's page: its rules decide
         return submit_in_assessment(request, exercise, request.POST["assessment"], code, mode)
+    if not preview and (held := lesson_use_refused(request.user, exercise.course, exercise.slug)):
+        if wants_json:
+            return JsonResponse({"error": held}, status=403)
+        messages.warning(request, held)
+        return redirect(back)
     try:
         accepted = submit(request.user, exercise, code, mode, preview=preview)
     except SubmissionRefused as refused:
@@ -137,7 +143,9 @@ def _status_payload(request, submission: Submission, reused: bool = False) -> di
 def reveal_solution(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
     exercise = _get_exercise_for_user(request, course_slug, lesson_slug, slug)
     context = exercise_item_context(exercise, request.user)
-    if context["can_reveal"]:
+    if held := lesson_use_refused(request.user, exercise.course, exercise.slug):
+        messages.warning(request, held)
+    elif context["can_reveal"]:
         SolutionReveal.objects.get_or_create(user=request.user, exercise=exercise)
     elif not context["show_solution"]:
         messages.warning(request, _("The sample solution cannot be shown yet."))

@@ -511,3 +511,23 @@ def test_a_student_with_hand_ins_can_still_be_deleted_but_a_handed_in_attempt_ca
         Attempt.objects.filter(user=alice).delete()  # alone: it is handed in
     alice.delete()  # erasure of an account: its hand-ins go with it
     assert not HandIn.objects.filter(user_id=alice.pk).exists()
+
+
+def _lesson_answer(client, slug: str, value):
+    return client.post(reverse("answer_question", args=["mini", "second", slug]), {"value": value},
+                       HTTP_X_REQUESTED_WITH="dikkat")
+
+
+def test_an_open_exams_items_cannot_be_answered_or_revealed_on_their_lesson_page(student, alice, exam):
+    from courses.models import Attempt
+
+    with time_machine.travel(at("2026-12-15 10:05"), tick=False):
+        response = _lesson_answer(student, "n2", "5")
+        assert response.status_code == 403 and "Sınav" in response.text and "yanlış" not in response.text
+        reveal = student.post(reverse("reveal_question", args=["mini", "second", "n2"]), {"confirm": "1"},
+                              HTTP_X_REQUESTED_WITH="dikkat")
+        assert reveal.status_code == 403
+    assert not Attempt.objects.filter(user=alice).exists()
+    with time_machine.travel(at("2026-12-15 12:30"), tick=False):  # closed: practice again
+        assert _lesson_answer(student, "n2", "5").status_code == 200
+    assert Attempt.objects.filter(user=alice).count() == 1
