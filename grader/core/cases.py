@@ -35,6 +35,12 @@ def build_cases(spec: ExerciseSpec, exercise_dir: Path) -> list[Case]:
         if case.name in seen:
             raise SpecError(f"duplicate case name {case.name!r}", "cases")
         seen.add(case.name)
+    # A misspelt name would silently name nothing: every key is a result or some case's input.
+    inputs = {name for case in cases for name in case.inputs}
+    for name in spec.shape_names:
+        if name not in spec.results and name not in inputs:
+            raise SpecError(f"{name!r} is neither a result {list(spec.results)} nor an input {sorted(inputs)}",
+                            f"shape_names.{name}")
     return cases
 
 

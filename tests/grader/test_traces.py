@@ -100,3 +100,15 @@ def test_numpys_ellipsis_in_an_index_is_not_a_leftover_placeholder():
 
     assert placeholder_lines("import numpy as np\ndef f(s):\n    return s[..., 0] + s[..., :2].sum()\n") == []
     assert placeholder_lines("def f(s):\n    x = ...\n    return s[...] @ ...\n") == [2, 3]
+
+
+def test_a_misspelt_input_in_shape_names_is_a_problem(tmp_path):
+    import pytest as _pytest
+
+    from grader.core import SpecError, build_cases, parse_spec
+
+    spec = parse_spec({"kind": "function", "function": "f", "shape_names": {"Qq": ["n_q", "d_k"]},
+                       "cases": [{"name": "a", "hidden": False, "inputs": {"Q": [[1.0, 2.0]]}}]})
+    with _pytest.raises(SpecError) as problem:
+        build_cases(spec, tmp_path)
+    assert problem.value.key == "shape_names.Qq"
