@@ -251,7 +251,7 @@ def test_reimport_from_the_admin_is_queued_and_its_outcome_shows_on_the_course_p
     assert "sıraya alındı" in response.text
     assert course.lessons.get(slug="second").title == "İkinci ders"  # nothing was imported in the request
     change_page = reverse("admin:courses_course_change", args=[course.pk])
-    assert "notlandırma işçisi bekleniyor" in client.get(change_page).text
+    assert "notlandırıcı bekleniyor" in client.get(change_page).text
 
     run_queue()
     assert course.lessons.get(slug="second").title == "İkinci ders, yeniden"

@@ -55,10 +55,13 @@ def test_an_answer_revealed_counts_as_done_for_what_comes_next(student, alice, q
     assert "Sıradaki adım: Kendini test et (okuyun ve bitti olarak işaretleyin)" in page
 
 
-def test_login_lands_on_the_dashboard_once_started_else_on_the_course_list(client, alice, quiz):
-    quiz.enroll(alice)
+def test_login_lands_on_the_dashboard_once_enrolled_else_on_the_course_list(client, alice, quiz):
     login = {"username": "alice", "password": "a-Long-passw0rd"}
-    assert client.post(reverse("login"), login).url == reverse("home")
+    assert client.post(reverse("login"), login).url == reverse("home")  # not enrolled: choose a course
+    client.logout()
+    quiz.enroll(alice)
+    assert client.post(reverse("login"), login).url == reverse("dashboard")  # where to begin
+    client.logout()
     LessonProgress.record_visit(alice, quiz.lessons.first())
     client.logout()
     assert client.post(reverse("login"), login).url == reverse("dashboard")
