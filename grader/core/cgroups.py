@@ -163,15 +163,6 @@ class V2Run:
         # 0: a process in a PID namespace we cannot see (never passed to kill: kill(0) is our group).
         return sorted({pid for pid in _read_ints(self.path / "cgroup.procs") if pid > 0})
 
-    def populated(self) -> bool:
-        try:
-            for line in (self.path / "cgroup.events").read_text().splitlines():
-                if line.startswith("populated "):
-                    return line.split()[1] != "0"
-        except OSError:
-            return False
-        return bool(self.members())
-
     def _kill(self) -> bool:
         if not self.has_kill:
             return False
@@ -236,14 +227,11 @@ class V2Backend:
         path.mkdir()
         run = V2Run(path, _has_kill(path))
         try:
-            if "pids" in caps and "pids" in self.caps:
-                (path / "pids.max").write_text(str(pids_cap(limits)))
-            if "memory" in caps and "memory" in self.caps:
-                (path / "memory.max").write_text(str(memory_cap_bytes(limits)))
+            run.set_caps(limits, caps & self.caps)
+            if "memory" in caps & self.caps and (path / "memory.swap.max").exists():
                 # Like v1's memsw limit: no swap to spill into.  (No memory.oom.group: as on
                 # v1 the kernel kills the largest process and the runner reports the rest.)
-                if (path / "memory.swap.max").exists():
-                    (path / "memory.swap.max").write_text("0")
+                (path / "memory.swap.max").write_text("0")
         except OSError:
             run.remove()
             raise

@@ -783,6 +783,16 @@ def _stage_inputs(in_dir: Path, phase: int, cases: list[tuple[int, dict[str, np.
     d.rename(in_dir / f"p{phase}")
 
 
+# prlimit(1)'s option names, also the names the runner gets its job's rlimits under.
+RLIMIT_NAMES = {resource.RLIMIT_CPU: "cpu", resource.RLIMIT_AS: "as", resource.RLIMIT_FSIZE: "fsize",
+                resource.RLIMIT_NOFILE: "nofile", resource.RLIMIT_CORE: "core", resource.RLIMIT_NPROC: "nproc"}
+
+
+def _cgroup_caps() -> set[str]:
+    """The cgroup caps in force (all of them, unless the test suite switched one off)."""
+    return {c for c, layer in (("pids", "pids_cap"), ("memory", "memory_cap")) if not _off(layer)}
+
+
 def _rlimits(limits: Limits, nproc: bool = False) -> dict[int, tuple[int, int]]:
     # +1 s: the runner's own start (NumPy import) counts against RLIMIT_CPU too.
     cpu = max(1, math.ceil(limits.cpu_seconds)) + 1
@@ -807,9 +817,7 @@ def _rlimits(limits: Limits, nproc: bool = False) -> dict[int, tuple[int, int]]:
 
 
 def _rlimit_options(limits: Limits, nproc: bool = False) -> list[str]:
-    names = {resource.RLIMIT_CPU: "cpu", resource.RLIMIT_AS: "as", resource.RLIMIT_FSIZE: "fsize",
-             resource.RLIMIT_NOFILE: "nofile", resource.RLIMIT_CORE: "core", resource.RLIMIT_NPROC: "nproc"}
-    return [f"--{names[r]}={soft}:{hard}" for r, (soft, hard) in _rlimits(limits, nproc).items()]
+    return [f"--{RLIMIT_NAMES[r]}={soft}:{hard}" for r, (soft, hard) in _rlimits(limits, nproc).items()]
 
 
 def _apply_limits(pid: int, limits: Limits) -> None:
@@ -898,8 +906,7 @@ class Sandbox:
         if uid is not None and not self.mounted:
             os.chown(self.out_dir, uid, uid)
         if env.cgroups is not None:
-            caps = {c for c, layer in (("pids", "pids_cap"), ("memory", "memory_cap")) if not _off(layer)}
-            self.cgroups = env.cgroups.create(self.name, limits, caps=caps)
+            self.cgroups = env.cgroups.create(self.name, limits, caps=_cgroup_caps())
 
     def _spawn(self, env: Environment) -> None:
         limits = self.limits
@@ -984,13 +991,11 @@ class Sandbox:
                 if not limits.fits_under(self.limits):
                     raise ValueError("the job's limits exceed what this sandbox was spawned with")
                 if self.cgroups is not None:
-                    caps = {c for c, layer in (("pids", "pids_cap"), ("memory", "memory_cap")) if not _off(layer)}
-                    self.cgroups.set_caps(limits, caps)
+                    self.cgroups.set_caps(limits, _cgroup_caps())
                 self.limits = limits
-            names = {resource.RLIMIT_CPU: "cpu", resource.RLIMIT_AS: "as", resource.RLIMIT_FSIZE: "fsize",
-                     resource.RLIMIT_NOFILE: "nofile", resource.RLIMIT_NPROC: "nproc"}
-            rlimits = {names[r]: list(v) for r, v in _rlimits(self.limits, nproc=self.uid is not None).items()
-                       if r in names}
+            # The runner lowers its own to these (a pooled sandbox was spawned with the ceiling's).
+            rlimits = {RLIMIT_NAMES[r]: list(v) for r, v in _rlimits(self.limits, nproc=self.uid is not None).items()
+                       if r != resource.RLIMIT_CORE}
             job = dict(job, ctl_fd=self.ctl_r, status_fd=self.status_w, no_exec=not _off("seccomp"),
                        rlimits=rlimits,
                        phases=[[{"index": i, "inputs": sorted(inp)} for i, inp in ph] for ph in phases])
