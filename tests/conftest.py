@@ -232,3 +232,21 @@ def _fresh_grading_pace():
     forget_grading_pace()
     yield
     forget_grading_pace()
+
+
+# --- people shared by the page tests (a module may define its own instead) ------------------
+
+@pytest.fixture
+def teacher(make_user, lab, quiz):
+    user = make_user("hoca")
+    lab.instructors.add(user)
+    quiz.instructors.add(user)
+    return user
+
+
+@pytest.fixture
+def student(client, alice, quiz):
+    """A client logged in as alice, enrolled in the quiz fixture course."""
+    quiz.enroll(alice)
+    client.force_login(alice)
+    return client

@@ -15,13 +15,6 @@ from courses.selftest import states_for
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture
-def student(client, alice, quiz):
-    quiz.enroll(alice)
-    client.force_login(alice)
-    return client
-
-
 def answer(client, blank: str, slug: str = "score-fill"):
     return client.post(reverse("answer_question", args=["quiz", "selftest", slug]), {"blank-0": blank},
                        HTTP_X_REQUESTED_WITH="dikkat")

@@ -22,14 +22,6 @@ NO_SCALING = (FIXTURES / "lab" / "01-lab" / "attn" / "variants" / "no_scaling.py
 
 
 @pytest.fixture
-def teacher(make_user, lab, quiz):
-    user = make_user("hoca")
-    lab.instructors.add(user)
-    quiz.instructors.add(user)
-    return user
-
-
-@pytest.fixture
 def student(make_user, lab, quiz):
     user = make_user("ogrenci")
     lab.enroll(user)

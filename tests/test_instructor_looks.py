@@ -17,14 +17,6 @@ from grader.models import GradeChange, Submission
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture
-def teacher(make_user, lab, quiz):
-    user = make_user("hoca")
-    lab.instructors.add(user)
-    quiz.instructors.add(user)
-    return user
-
-
 def graded(user, exercise, code: str, verdict: str, score: float, misconception: str = "") -> Submission:
     """A graded submission as a worker leaves it (no sandbox needed to look at pages)."""
     submission = Submission.objects.create(

@@ -21,14 +21,6 @@ SOLUTION = (FIXTURES / "lab" / "01-lab" / "attn" / "solution.py").read_text()
 NO_SCALING = (FIXTURES / "lab" / "01-lab" / "attn" / "variants" / "no_scaling.py").read_text()
 
 
-@pytest.fixture
-def teacher(make_user, lab, quiz):
-    user = make_user("hoca")
-    lab.instructors.add(user)
-    quiz.instructors.add(user)
-    return user
-
-
 def instructor_urls(course_slug, exercise="attn", question=None, user_id=1, regrade_id=1):
     urls = [
         reverse("instructors:dashboard", args=[course_slug]),

@@ -14,13 +14,6 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def student(client, alice, quiz):
-    quiz.enroll(alice)
-    client.force_login(alice)
-    return client
-
-
 def text_of(html: str) -> str:
     html = re.sub(r"<!--.*?-->|<(script|style)\b.*?</\1>", " ", html, flags=re.S)
     return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())

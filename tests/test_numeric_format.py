@@ -14,13 +14,6 @@ from courses.models import Attempt
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def student(client, alice, quiz):
-    quiz.enroll(alice)
-    client.force_login(alice)
-    return client
-
-
 def answer(client, value, **headers):
     return client.post(reverse("answer_question", args=["quiz", "selftest", "sqrt-dk"]), {"value": value}, **headers)
 

@@ -13,13 +13,6 @@ from courses.models import Attempt, Course
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def student(client, alice, quiz):
-    quiz.enroll(alice)
-    client.force_login(alice)
-    return client
-
-
 def lesson(client, query=""):
     return client.get(reverse("lesson", args=["quiz", "selftest"]) + query).text
 

@@ -9,13 +9,6 @@ from courses.models import Attempt, Question
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def student(client, alice, quiz):
-    quiz.enroll(alice)
-    client.force_login(alice)
-    return client
-
-
 def answer_url(slug):
     return reverse("answer_question", args=["quiz", "selftest", slug])
 
