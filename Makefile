@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 PY := .venv/bin/python
 
-.PHONY: setup run test test-fast test-postgres test-layers bench loadtest lock clean
+.PHONY: setup run lint test test-fast test-postgres test-layers bench loadtest lock clean
 
 setup:
 	@scripts/setup.sh
@@ -13,10 +13,14 @@ run: setup
 
 # The whole suite on the embedded SQLite, then the queue and concurrency tests again on a
 # real PostgreSQL server (scripts/postgres.sh installs and starts a throw-away one).
-test: setup
-	@echo "==> Type check of grader.core (mypy --strict)"; $(PY) -m mypy
+test: setup lint
 	@$(PY) -m pytest
 	@$(MAKE) --no-print-directory test-postgres
+
+# Lint, format and types: ruff over the whole tree, mypy (grader.core strictly).
+lint: setup
+	@echo "==> ruff check and ruff format --check"; .venv/bin/ruff check --quiet . && .venv/bin/ruff format --check --quiet .
+	@echo "==> Type check (mypy)"; $(PY) -m mypy
 
 test-postgres: setup
 	@url=$$(scripts/postgres.sh start) || exit 1; \

@@ -61,8 +61,9 @@ class LoginThrottle(AxesDatabaseHandler):
             LOGIN_FAILURES.count(request)
 
 
-def locked_out(request: HttpRequest, original_response: HttpResponse | None = None,
-               credentials: dict | None = None) -> HttpResponse:
+def locked_out(
+    request: HttpRequest, original_response: HttpResponse | None = None, credentials: dict | None = None
+) -> HttpResponse:
     """AXES_LOCKOUT_CALLABLE: 429 with Retry-After and the wait in words ("15 dakika")."""
     handler = AxesProxyHandler.get_implementation()
     pause = handler.pause_left(request, credentials)
@@ -70,6 +71,8 @@ def locked_out(request: HttpRequest, original_response: HttpResponse | None = No
     if spraying is not None and spraying.retry_after >= pause:
         return spraying.response(request)
     pause = max(pause, 1)
-    response = render(request, "registration/locked_out.html", {"duration": human_duration(pause)}, status=429)
+    response = render(
+        request, "registration/locked_out.html", {"duration": human_duration(pause)}, status=429
+    )
     response["Retry-After"] = str(pause)
     return response

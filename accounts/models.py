@@ -13,7 +13,9 @@ class RateCounter(models.Model):
     UPDATE, so the limits hold across gunicorn workers and machines (see accounts/ratelimit.py).
     """
 
-    key = models.CharField(_("limit and address"), max_length=120, unique=True)  # "<limit>:<address>", or "<limit>:*" for the site
+    key = models.CharField(
+        _("limit and address"), max_length=120, unique=True
+    )  # "<limit>:<address>", or "<limit>:*" for the site
     window_end = models.DateTimeField(_("window ends"), db_index=True)
     count = models.PositiveIntegerField(_("requests"), default=0)
 
@@ -46,5 +48,9 @@ class RateCounter(models.Model):
     @classmethod
     def current(cls, key: str) -> tuple[int, datetime | None]:
         """The count in the running window and its end; (0, None) when none is running."""
-        row = cls.objects.filter(key=key, window_end__gt=timezone.now()).values_list("count", "window_end").first()
+        row = (
+            cls.objects.filter(key=key, window_end__gt=timezone.now())
+            .values_list("count", "window_end")
+            .first()
+        )
         return row or (0, None)

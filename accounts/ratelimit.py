@@ -24,8 +24,7 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_lazy, ngettext
 
 from .models import RateCounter
 
@@ -85,16 +84,22 @@ class RateLimited(Exception):
     def __init__(self, reason: str | Promise, retry_after: int):
         self.reason = str(reason)
         self.retry_after = max(1, retry_after)
-        super().__init__(_("%(reason)s Please try again in %(duration)s.") % {
-            "reason": self.reason, "duration": human_duration(self.retry_after)})
+        super().__init__(
+            _("%(reason)s Please try again in %(duration)s.")
+            % {"reason": self.reason, "duration": human_duration(self.retry_after)}
+        )
 
     def response(self, request: HttpRequest) -> HttpResponse:
         """429 with Retry-After: JSON for the page's scripts, else a page that says what to do."""
         if request.headers.get("X-Requested-With") == "dikkat":
             response = JsonResponse({"error": str(self), "retry_after": self.retry_after}, status=429)
         else:
-            response = render(request, "429.html", {
-                "reason": self.reason, "duration": human_duration(self.retry_after)}, status=429)
+            response = render(
+                request,
+                "429.html",
+                {"reason": self.reason, "duration": human_duration(self.retry_after)},
+                status=429,
+            )
         response["Retry-After"] = str(self.retry_after)
         return response
 
@@ -117,7 +122,13 @@ class RateLimit:
         The address is counted first: a request refused for its address does not use up the
         whole site's allowance, so one busy address cannot lock everybody else out.
         """
-        counters = [(f"{self.name.lower()}:{address_key(client_ip(request))}", self._setting("PER_IP"), self.address_reason)]
+        counters = [
+            (
+                f"{self.name.lower()}:{address_key(client_ip(request))}",
+                self._setting("PER_IP"),
+                self.address_reason,
+            )
+        ]
         if self.site_reason is not None:
             counters.append((f"{self.name.lower()}:*", self._setting("GLOBAL"), self.site_reason))
         for key, limit, reason in counters:
@@ -152,27 +163,33 @@ class RateLimit:
 
 
 SIGNUPS = RateLimit(
-    "SIGNUP", 3600,
+    "SIGNUP",
+    3600,
     gettext_lazy("Too many accounts have been created from your network in the last hour."),
-    gettext_lazy("Too many accounts are being created on the site right now."))
+    gettext_lazy("Too many accounts are being created on the site right now."),
+)
 # Wrong codes only, per address, and only for courses that ask for a code. No site-wide limit:
 # anybody could use it up and shut every course's enrolment for the hour.
 WRONG_ENROLMENT_CODES = RateLimit(
-    "ENROL_CODE", 3600,
-    gettext_lazy("Too many wrong enrolment codes have been tried from your network."))
+    "ENROL_CODE", 3600, gettext_lazy("Too many wrong enrolment codes have been tried from your network.")
+)
 SUBMISSIONS = RateLimit(
-    "SUBMISSION", 60,
+    "SUBMISSION",
+    60,
     gettext_lazy("Too much code is being sent from your network right now."),
-    gettext_lazy("The grader is receiving more code than it can take right now."))
+    gettext_lazy("The grader is receiving more code than it can take right now."),
+)
 ANSWERS = RateLimit(
-    "ANSWER", 60,
+    "ANSWER",
+    60,
     gettext_lazy("Too many answers are being sent from your network right now."),
-    gettext_lazy("Too many answers are being sent on the site right now."))
+    gettext_lazy("Too many answers are being sent on the site right now."),
+)
 # Password spraying: many usernames tried from one address. No site-wide limit: it would let
 # anybody lock everybody out.
 LOGIN_FAILURES = RateLimit(
-    "LOGIN_FAILURE", 3600,
-    gettext_lazy("Too many failed logins have come from your network."))
+    "LOGIN_FAILURE", 3600, gettext_lazy("Too many failed logins have come from your network.")
+)
 
 
 class RateLimitMiddleware:

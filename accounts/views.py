@@ -34,7 +34,9 @@ def signup(request: HttpRequest) -> HttpResponse:
         except RateLimited as refused:
             # The form comes back filled in (passwords aside) with the message, not a bare 429.
             form.add_error(None, str(refused))
-            response = render(request, "registration/signup.html", {"form": form, "next": next_url}, status=429)
+            response = render(
+                request, "registration/signup.html", {"form": form, "next": next_url}, status=429
+            )
             response["Retry-After"] = str(refused.retry_after)
             return response
         user = form.save()

@@ -15,7 +15,7 @@ from courses.selftest import submit_answer
 from grader.grading import Accepted, submit
 from grader.models import Submission
 
-from .models import Assessment, ExamLogEntry, HandIn, Refused
+from .models import Assessment, ExamLogEntry, HandIn
 
 
 def _lock_student(assessment: Assessment, user) -> None:
@@ -26,10 +26,13 @@ def _lock_student(assessment: Assessment, user) -> None:
 
 def _link(assessment: Assessment, user, item: str, received_at, **row) -> HandIn:
     assessment.check_hand_in(user, item, received_at)  # Refused rolls the whole hand-in back
-    hand_in = HandIn.objects.create(assessment=assessment, user=user, item=item, received_at=received_at, **row)
+    hand_in = HandIn.objects.create(
+        assessment=assessment, user=user, item=item, received_at=received_at, **row
+    )
     if assessment.is_exam:
-        ExamLogEntry.objects.create(assessment=assessment, user=user, at=received_at,
-                                    event=ExamLogEntry.Event.SAVED, item=item)
+        ExamLogEntry.objects.create(
+            assessment=assessment, user=user, at=received_at, event=ExamLogEntry.Event.SAVED, item=item
+        )
     return hand_in
 
 
@@ -62,5 +65,6 @@ def record_submission(assessment: Assessment, user, exercise, code: str, mode: s
 
 def log_refusal(assessment: Assessment, user, item: str, reason: str) -> None:
     if assessment.is_exam:
-        ExamLogEntry.objects.create(assessment=assessment, user=user, event=ExamLogEntry.Event.REFUSED,
-                                    item=item, detail=reason)
+        ExamLogEntry.objects.create(
+            assessment=assessment, user=user, event=ExamLogEntry.Event.REFUSED, item=item, detail=reason
+        )

@@ -7,7 +7,6 @@ from datetime import datetime
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -22,7 +21,9 @@ from .scoring import enrolled_students, student_scores
 
 
 def _get_assessment_for_instructor(request: HttpRequest, course_slug: str, slug: str) -> Assessment:
-    assessment = get_object_or_404(Assessment.objects.select_related("course"), course__slug=course_slug, slug=slug)
+    assessment = get_object_or_404(
+        Assessment.objects.select_related("course"), course__slug=course_slug, slug=slug
+    )
     if not assessment.course.is_instructor(request.user):
         raise Http404
     return assessment
@@ -39,10 +40,16 @@ def gradebook(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse
     overrides = {o.user_id: o for o in assessment.overrides.select_related("set_by")}
     for row in rows:
         row.override = overrides.get(row.user.pk)
-    return render(request, "assessments/gradebook.html", {
-        "assessment": assessment, "course": assessment.course, "rows": rows,
-        "columns": assessment.item_slugs(),
-    })
+    return render(
+        request,
+        "assessments/gradebook.html",
+        {
+            "assessment": assessment,
+            "course": assessment.course,
+            "rows": rows,
+            "columns": assessment.item_slugs(),
+        },
+    )
 
 
 @login_required
@@ -67,8 +74,12 @@ def gradebook_csv(request: HttpRequest, course_slug: str, slug: str) -> HttpResp
             if score is None:  # not in this student's pool draw
                 cells += ["", "", "", ""]
             else:
-                cells += [f"{score.score:.2f}", "" if score.credit is None else f"{score.credit:.2f}",
-                          "1" if score.late else "0", "1" if score.manual else "0"]
+                cells += [
+                    f"{score.score:.2f}",
+                    "" if score.credit is None else f"{score.credit:.2f}",
+                    "1" if score.late else "0",
+                    "1" if score.manual else "0",
+                ]
         writer.writerow(cells)
     return response
 
@@ -79,13 +90,23 @@ def student_detail(request: HttpRequest, course_slug: str, slug: str, user_id: i
     student = get_object_or_404(enrolled_students(assessment), pk=user_id)
     [scores] = student_scores(assessment, [student])
     override = assessment.override_for(student)
-    return render(request, "assessments/student.html", {
-        "assessment": assessment, "course": assessment.course, "student": student, "scores": scores,
-        "override": override, "windows": assessment.windows_for(override),
-        "session": assessment.session_for(student),
-        "changes": ManualScoreChange.objects.filter(assessment=assessment, user=student).select_related("changed_by"),
-        "log": ExamLogEntry.objects.filter(assessment=assessment, user=student),
-    })
+    return render(
+        request,
+        "assessments/student.html",
+        {
+            "assessment": assessment,
+            "course": assessment.course,
+            "student": student,
+            "scores": scores,
+            "override": override,
+            "windows": assessment.windows_for(override),
+            "session": assessment.session_for(student),
+            "changes": ManualScoreChange.objects.filter(assessment=assessment, user=student).select_related(
+                "changed_by"
+            ),
+            "log": ExamLogEntry.objects.filter(assessment=assessment, user=student),
+        },
+    )
 
 
 def _moment(value: str) -> datetime | None:
@@ -109,12 +130,22 @@ def save_override(request: HttpRequest, course_slug: str, slug: str, user_id: in
         messages.error(request, _("Check the dates and numbers: one of them could not be read."))
         return redirect(back)
     if not 1 <= factor <= 10 or not 0 <= extra <= 100:
-        messages.error(request, _("The time factor must be between 1 and 10, extra attempts between 0 and 100."))
+        messages.error(
+            request, _("The time factor must be between 1 and 10, extra attempts between 0 and 100.")
+        )
         return redirect(back)
     override, _created = StudentOverride.objects.update_or_create(
-        assessment=assessment, user=student,
-        defaults={"due": due, "closes": closes, "time_factor": factor, "extra_attempts": extra,
-                  "note": request.POST.get("note", "")[:500], "set_by": request.user, "set_at": timezone.now()},
+        assessment=assessment,
+        user=student,
+        defaults={
+            "due": due,
+            "closes": closes,
+            "time_factor": factor,
+            "extra_attempts": extra,
+            "note": request.POST.get("note", "")[:500],
+            "set_by": request.user,
+            "set_at": timezone.now(),
+        },
     )
     override.apply_to_session()
     messages.success(request, _("The override was saved."))

@@ -17,7 +17,8 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
-from django.utils.translation import gettext, gettext_lazy as _
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from courses.models import RETIRE_HELP, ActiveQuerySet, Course
 from grader.models import NOT_COUNTED
@@ -48,7 +49,7 @@ class Windows:
         return None
 
     def state_at(self, now: datetime) -> str:
-        """"upcoming", "open", "late" or "closed"."""
+        """ "upcoming", "open", "late" or "closed"."""
         if now < self.opens:
             return "upcoming"
         if now <= self.due:
@@ -66,7 +67,9 @@ class Assessment(models.Model):
         SCORE_ONLY = "score_only", _("score only")
         AFTER_CLOSE = "after_close", _("after the close")
 
-    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="assessments", verbose_name=_("course"))
+    course = models.ForeignKey(
+        Course, on_delete=models.CASCADE, related_name="assessments", verbose_name=_("course")
+    )
     slug = models.SlugField(_("slug"))
     title = models.CharField(_("title"), max_length=200)
     kind = models.CharField(_("kind"), max_length=8, choices=Kind)
@@ -126,7 +129,9 @@ class Assessment(models.Model):
 
     # -- items -------------------------------------------------------------------------------
     def item_slugs(self) -> list[str]:
-        return [slug for entry in self.items for slug in ([entry["item"]] if "item" in entry else entry["pool"])]
+        return [
+            slug for entry in self.items for slug in ([entry["item"]] if "item" in entry else entry["pool"])
+        ]
 
     def items_for(self, user) -> list[dict]:
         """The student's items in order, pools drawn once per student and kept:
@@ -137,14 +142,23 @@ class Assessment(models.Model):
             if "item" in entry:
                 out.append({"item": entry["item"], "points": float(entry["points"])})
             else:
-                out.extend({"item": slug, "points": float(entry["points"])} for slug in draws[_pool_key(entry)])
+                out.extend(
+                    {"item": slug, "points": float(entry["points"])} for slug in draws[_pool_key(entry)]
+                )
         return out
 
     def item_objects(self) -> dict:
         """slug → the course's Question or Exercise (retired ones too: their work is kept)."""
         slugs = self.item_slugs()
-        found = {q.slug: q for q in self.course.questions.filter(slug__in=slugs).select_related("lesson", "course")}
-        found.update({e.slug: e for e in self.course.exercises.filter(slug__in=slugs).select_related("lesson", "course")})
+        found = {
+            q.slug: q for q in self.course.questions.filter(slug__in=slugs).select_related("lesson", "course")
+        }
+        found.update(
+            {
+                e.slug: e
+                for e in self.course.exercises.filter(slug__in=slugs).select_related("lesson", "course")
+            }
+        )
         return found
 
     # -- one student's access ----------------------------------------------------------------
@@ -215,15 +229,24 @@ class Assessment(models.Model):
             if state == "closed":
                 raise Refused(gettext("This assessment is closed; work can no longer be handed in."))
             session = AssessmentSession.objects.create(
-                assessment=self, user=user, started_at=now,
+                assessment=self,
+                user=user,
+                started_at=now,
                 deadline=self.deadline_for(now, windows, override),
             )
             if self.is_exam:
-                ExamLogEntry.objects.create(assessment=self, user=user, at=now, event=ExamLogEntry.Event.STARTED,
-                                            detail=f"deadline {session.deadline.isoformat()}")
+                ExamLogEntry.objects.create(
+                    assessment=self,
+                    user=user,
+                    at=now,
+                    event=ExamLogEntry.Event.STARTED,
+                    detail=f"deadline {session.deadline.isoformat()}",
+                )
             return session
 
-    def deadline_for(self, started: datetime, windows: Windows, override: "StudentOverride | None") -> datetime:
+    def deadline_for(
+        self, started: datetime, windows: Windows, override: "StudentOverride | None"
+    ) -> datetime:
         if not self.is_exam or not self.time_limit_minutes:
             return windows.closes
         factor = override.time_factor if override else 1.0
@@ -266,19 +289,27 @@ class StudentOverride(models.Model):
     """One student's exceptions: later due/close, more time in exams, more attempts."""
 
     assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="overrides")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+",
-                             verbose_name=_("student"))
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("student")
+    )
     due = models.DateTimeField(_("extended due"), null=True, blank=True)
     closes = models.DateTimeField(_("extended close"), null=True, blank=True)
     time_factor = models.FloatField(_("time factor"), default=1.0)
     extra_attempts = models.PositiveIntegerField(_("extra attempts"), default=0)
     note = models.CharField(_("note"), max_length=500, blank=True)
-    set_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+",
-                               verbose_name=_("set by"))
+    set_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        related_name="+",
+        verbose_name=_("set by"),
+    )
     set_at = models.DateTimeField(_("set at"), default=timezone.now)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["assessment", "user"], name="one_override_per_student")]
+        constraints = [
+            models.UniqueConstraint(fields=["assessment", "user"], name="one_override_per_student")
+        ]
         verbose_name = _("override")
         verbose_name_plural = _("overrides")
 
@@ -293,8 +324,12 @@ class StudentOverride(models.Model):
         deadline = self.assessment.deadline_for(session.started_at, self.assessment.windows_for(self), self)
         if deadline != session.deadline:
             AssessmentSession.objects.filter(pk=session.pk).update(deadline=deadline)
-            ExamLogEntry.objects.create(assessment=self.assessment, user=self.user, event=ExamLogEntry.Event.EXTENDED,
-                                        detail=f"deadline {session.deadline.isoformat()} → {deadline.isoformat()}")
+            ExamLogEntry.objects.create(
+                assessment=self.assessment,
+                user=self.user,
+                event=ExamLogEntry.Event.EXTENDED,
+                detail=f"deadline {session.deadline.isoformat()} → {deadline.isoformat()}",
+            )
 
 
 class AssessmentSession(models.Model):
@@ -319,10 +354,12 @@ class AssessmentSession(models.Model):
         """End the exam; False when it had already ended."""
         now = now or timezone.now()
         done = AssessmentSession.objects.filter(pk=self.pk, submitted_at__isnull=True).update(
-            submitted_at=min(now, self.deadline))
+            submitted_at=min(now, self.deadline)
+        )
         if done:
-            ExamLogEntry.objects.create(assessment=self.assessment, user=self.user, at=now,
-                                        event=ExamLogEntry.Event.SUBMITTED)
+            ExamLogEntry.objects.create(
+                assessment=self.assessment, user=self.user, at=now, event=ExamLogEntry.Event.SUBMITTED
+            )
             self.refresh_from_db(fields=["submitted_at"])
         return bool(done)
 
@@ -330,8 +367,7 @@ class AssessmentSession(models.Model):
 class HandInQuerySet(models.QuerySet):
     def counting(self):
         """Hand-ins that use an attempt: not the grader's failures, not code rejected unrun."""
-        return self.exclude(attempt__status="failed").exclude(
-            submission__verdict__in=NOT_COUNTED)
+        return self.exclude(attempt__status="failed").exclude(submission__verdict__in=NOT_COUNTED)
 
 
 class HandIn(models.Model):
@@ -343,9 +379,12 @@ class HandIn(models.Model):
     item = models.SlugField(_("item"))
     # RESTRICT, not PROTECT: an attempt cannot be deleted alone while it is handed in, but
     # deleting the student (which deletes the hand-in as well) still works.
-    attempt = models.ForeignKey("courses.Attempt", on_delete=models.RESTRICT, null=True, blank=True, related_name="+")
-    submission = models.ForeignKey("grader.Submission", on_delete=models.RESTRICT, null=True, blank=True,
-                                   related_name="+")
+    attempt = models.ForeignKey(
+        "courses.Attempt", on_delete=models.RESTRICT, null=True, blank=True, related_name="+"
+    )
+    submission = models.ForeignKey(
+        "grader.Submission", on_delete=models.RESTRICT, null=True, blank=True, related_name="+"
+    )
     received_at = models.DateTimeField(_("received"), db_index=True)
 
     objects = HandInQuerySet.as_manager()
@@ -387,26 +426,43 @@ class ManualScore(models.Model):
     item = models.SlugField(_("item"))
     points = models.FloatField(_("points"))
     comment = models.TextField(_("comment"))
-    set_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    set_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
     set_at = models.DateTimeField(_("set at"), default=timezone.now)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["assessment", "user", "item"], name="one_manual_score")]
+        constraints = [
+            models.UniqueConstraint(fields=["assessment", "user", "item"], name="one_manual_score")
+        ]
 
     @classmethod
-    def change(cls, assessment: Assessment, user, item: str, points: float, comment: str, by) -> "ManualScore":
+    def change(
+        cls, assessment: Assessment, user, item: str, points: float, comment: str, by
+    ) -> "ManualScore":
         """Set a manual score; the comment is required and the change is kept."""
         if not comment.strip():
             raise ValueError("a manual score needs a comment")
         with transaction.atomic():
-            current = cls.objects.select_for_update().filter(assessment=assessment, user=user, item=item).first()
+            current = (
+                cls.objects.select_for_update().filter(assessment=assessment, user=user, item=item).first()
+            )
             before = current.points if current else None
             row, _created = cls.objects.update_or_create(
-                assessment=assessment, user=user, item=item,
+                assessment=assessment,
+                user=user,
+                item=item,
                 defaults={"points": points, "comment": comment, "set_by": by, "set_at": timezone.now()},
             )
-            ManualScoreChange.objects.create(assessment=assessment, user=user, item=item, before=before,
-                                             after=points, comment=comment, changed_by=by)
+            ManualScoreChange.objects.create(
+                assessment=assessment,
+                user=user,
+                item=item,
+                before=before,
+                after=points,
+                comment=comment,
+                changed_by=by,
+            )
         return row
 
 
@@ -417,7 +473,9 @@ class ManualScoreChange(models.Model):
     before = models.FloatField(_("before"), null=True, blank=True)
     after = models.FloatField(_("after"))
     comment = models.TextField(_("comment"))
-    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
     changed_at = models.DateTimeField(_("changed"), default=timezone.now)
 
     class Meta:
@@ -440,6 +498,8 @@ def lesson_use_refused(user, course, slug: str, now: datetime | None = None) -> 
             return gettext(
                 "This item is part of “%(title)s”, which is open now: answer it on the assessment's page. "
                 "Here it opens again after %(closes)s."
-            ) % {"title": assessment.title,
-                 "closes": timezone.localtime(windows.closes).strftime("%d.%m.%Y %H:%M")}
+            ) % {
+                "title": assessment.title,
+                "closes": timezone.localtime(windows.closes).strftime("%d.%m.%Y %H:%M"),
+            }
     return None

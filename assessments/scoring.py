@@ -32,8 +32,13 @@ class ItemScore:
     hand_ins: int = 0
 
     def as_json(self) -> dict:
-        return {"item": self.item, "score": round(self.score, 4), "credit": self.credit, "late": self.late,
-                "manual": self.manual}
+        return {
+            "item": self.item,
+            "score": round(self.score, 4),
+            "credit": self.credit,
+            "late": self.late,
+            "manual": self.manual,
+        }
 
 
 @dataclass
@@ -50,7 +55,11 @@ class StudentScores:
         return sum(i.points for i in self.items)
 
     def as_json(self) -> dict:
-        return {"username": self.user.username, "total": self.total, "items": [i.as_json() for i in self.items]}
+        return {
+            "username": self.user.username,
+            "total": self.total,
+            "items": [i.as_json() for i in self.items],
+        }
 
 
 def _graded_score(hand_in: HandIn) -> float | None:
@@ -61,8 +70,12 @@ def _graded_score(hand_in: HandIn) -> float | None:
             return None
         return a.score
     s = hand_in.submission
-    if (s is None or s.mode != Submission.Mode.SUBMIT or s.status != Submission.Status.DONE
-            or s.verdict in NOT_COUNTED):
+    if (
+        s is None
+        or s.mode != Submission.Mode.SUBMIT
+        or s.status != Submission.Status.DONE
+        or s.verdict in NOT_COUNTED
+    ):
         return None
     return 0.0 if s.after_reveal else (s.score or 0.0)
 
@@ -75,13 +88,17 @@ def _is_pending(hand_in: HandIn) -> bool:
 def student_scores(assessment: Assessment, users) -> list[StudentScores]:
     users = list(users)
     hand_ins: dict[tuple[int, str], list[HandIn]] = {}
-    for h in (HandIn.objects.filter(assessment=assessment, user__in=users)
-              .select_related("attempt", "submission").defer("submission__code", "submission__stdout",
-                                                             "submission__tests", "attempt__feedback")
-              .order_by("received_at", "pk")):
+    for h in (
+        HandIn.objects.filter(assessment=assessment, user__in=users)
+        .select_related("attempt", "submission")
+        .defer("submission__code", "submission__stdout", "submission__tests", "attempt__feedback")
+        .order_by("received_at", "pk")
+    ):
         hand_ins.setdefault((h.user_id, h.item), []).append(h)
     overrides = {o.user_id: o for o in assessment.overrides.filter(user__in=users)}
-    manual = {(m.user_id, m.item): m for m in ManualScore.objects.filter(assessment=assessment, user__in=users)}
+    manual = {
+        (m.user_id, m.item): m for m in ManualScore.objects.filter(assessment=assessment, user__in=users)
+    }
     last_counts = assessment.is_exam or assessment.course.score_policy == Course.ScorePolicy.LAST
     out = []
     for user in users:
@@ -99,7 +116,9 @@ def student_scores(assessment: Assessment, users) -> list[StudentScores]:
                     credit = windows.credit_at(h.received_at) or 0.0
                     counted.append((raw * credit, credit, h))
             if counted:
-                value, credit, h = counted[-1] if last_counts else max(counted, key=lambda c: (c[0], -c[2].pk))
+                value, credit, h = (
+                    counted[-1] if last_counts else max(counted, key=lambda c: (c[0], -c[2].pk))
+                )
                 item.score, item.credit, item.received_at = value * item.points, credit, h.received_at
                 item.late = h.received_at > windows.due
             item.computed = item.score
@@ -113,5 +132,4 @@ def student_scores(assessment: Assessment, users) -> list[StudentScores]:
 def enrolled_students(assessment: Assessment):
     """The course's students (its instructors are not), by username."""
     course = assessment.course
-    return (User.objects.filter(enrollments__course=course).exclude(taught_courses=course)
-            .order_by("username"))
+    return User.objects.filter(enrollments__course=course).exclude(taught_courses=course).order_by("username")

@@ -10,16 +10,34 @@ urlpatterns = [
 
 # The instructor area of an assessment (next to the course's in instructors/).
 urlpatterns += [
-    path("egitmen/<slug:course_slug>/degerlendirme/<slug:slug>/", instructor_views.gradebook,
-         name="assessment_gradebook"),
-    path("egitmen/<slug:course_slug>/degerlendirme/<slug:slug>/notlar.csv", instructor_views.gradebook_csv,
-         name="assessment_gradebook_csv"),
-    path("egitmen/<slug:course_slug>/degerlendirme/<slug:slug>/geri-bildirim/", instructor_views.release_feedback,
-         name="assessment_release"),
-    path("egitmen/<slug:course_slug>/degerlendirme/<slug:slug>/ogrenci/<int:user_id>/", instructor_views.student_detail,
-         name="assessment_student"),
-    path("egitmen/<slug:course_slug>/degerlendirme/<slug:slug>/ogrenci/<int:user_id>/ayar/",
-         instructor_views.save_override, name="assessment_override"),
-    path("egitmen/<slug:course_slug>/degerlendirme/<slug:slug>/ogrenci/<int:user_id>/puan/",
-         instructor_views.save_manual_score, name="assessment_manual_score"),
+    path(
+        "egitmen/<slug:course_slug>/degerlendirme/<slug:slug>/",
+        instructor_views.gradebook,
+        name="assessment_gradebook",
+    ),
+    path(
+        "egitmen/<slug:course_slug>/degerlendirme/<slug:slug>/notlar.csv",
+        instructor_views.gradebook_csv,
+        name="assessment_gradebook_csv",
+    ),
+    path(
+        "egitmen/<slug:course_slug>/degerlendirme/<slug:slug>/geri-bildirim/",
+        instructor_views.release_feedback,
+        name="assessment_release",
+    ),
+    path(
+        "egitmen/<slug:course_slug>/degerlendirme/<slug:slug>/ogrenci/<int:user_id>/",
+        instructor_views.student_detail,
+        name="assessment_student",
+    ),
+    path(
+        "egitmen/<slug:course_slug>/degerlendirme/<slug:slug>/ogrenci/<int:user_id>/ayar/",
+        instructor_views.save_override,
+        name="assessment_override",
+    ),
+    path(
+        "egitmen/<slug:course_slug>/degerlendirme/<slug:slug>/ogrenci/<int:user_id>/puan/",
+        instructor_views.save_manual_score,
+        name="assessment_manual_score",
+    ),
 ]

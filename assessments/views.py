@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 from accounts.ratelimit import SUBMISSIONS
 from courses.kinds import AnswerError, GraderFailed, NotGradable, get_kind
 from courses.models import Course
-from courses.selftest import AnswerPending, AnswerRefused, AnsweringTooFast
+from courses.selftest import AnsweringTooFast, AnswerPending, AnswerRefused
 from grader.grading import SubmissionRefused
 
 from .handin import log_refusal, record_answer, record_submission
@@ -23,8 +23,12 @@ from .scoring import student_scores
 
 
 def _get_assessment(course_slug: str, slug: str) -> Assessment:
-    return get_object_or_404(Assessment.objects.active().select_related("course"),
-                             course__slug=course_slug, course__retired=False, slug=slug)
+    return get_object_or_404(
+        Assessment.objects.active().select_related("course"),
+        course__slug=course_slug,
+        course__retired=False,
+        slug=slug,
+    )
 
 
 def assessment_url(assessment: Assessment) -> str:
@@ -40,8 +44,15 @@ def assessment_rows(course: Course, user) -> list[dict]:
         override = assessment.override_for(user) if user.is_authenticated else None
         windows = assessment.windows_for(override)
         state = windows.state_at(now)
-        rows.append({"assessment": assessment, "windows": windows, "state": state, "instructor": instructor,
-                     "credit": round(100 * (windows.credit_at(now) or 0)) if state == "late" else None})
+        rows.append(
+            {
+                "assessment": assessment,
+                "windows": windows,
+                "state": state,
+                "instructor": instructor,
+                "credit": round(100 * (windows.credit_at(now) or 0)) if state == "late" else None,
+            }
+        )
     return rows
 
 
@@ -59,16 +70,30 @@ def assessment_detail(request: HttpRequest, course_slug: str, slug: str) -> Http
     session = assessment.session_for(user)
     needs_start = (assessment.is_exam or bool(assessment.password)) and session is None
     show_items = state != "upcoming" and not needs_start
-    exam_running = assessment.is_exam and session is not None and session.submitted_at is None \
+    exam_running = (
+        assessment.is_exam
+        and session is not None
+        and session.submitted_at is None
         and session.seconds_left(now) > 0
+    )
     may_hand_in = state in ("open", "late") and (not assessment.is_exam or exam_running)
     context = {
-        "assessment": assessment, "course": course, "windows": windows, "state": state, "session": session,
-        "override": override, "needs_start": needs_start, "may_hand_in": may_hand_in, "exam_running": exam_running,
+        "assessment": assessment,
+        "course": course,
+        "windows": windows,
+        "state": state,
+        "session": session,
+        "override": override,
+        "needs_start": needs_start,
+        "may_hand_in": may_hand_in,
+        "exam_running": exam_running,
         "seconds_left": session.seconds_left(now) if exam_running else None,
         # What a start now would give: the time limit (× the student's factor), or less near the close.
-        "minutes_if_started": int((assessment.deadline_for(now, windows, override) - now).total_seconds() // 60)
-        if assessment.is_exam and session is None else None,
+        "minutes_if_started": int(
+            (assessment.deadline_for(now, windows, override) - now).total_seconds() // 60
+        )
+        if assessment.is_exam and session is None
+        else None,
         "credit_now": round(100 * (windows.credit_at(now) or 0)),
         "items": _item_rows(assessment, user, may_hand_in) if show_items else [],
     }
@@ -91,17 +116,28 @@ def _item_rows(assessment: Assessment, user, may_hand_in: bool) -> list[dict]:
         mine = hand_ins.get(score.item, [])
         last = mine[-1] if mine else None
         used = HandIn.objects.filter(pk__in=[h.pk for h in mine]).counting().count() if mine else 0
-        row = {"item": item, "score": score, "last": last, "shown": shown, "used": used,
-               "attempts_left": None if allowed is None else max(0, allowed - used),
-               "may_hand_in": may_hand_in and (allowed is None or used < allowed)}
+        row = {
+            "item": item,
+            "score": score,
+            "last": last,
+            "shown": shown,
+            "used": used,
+            "attempts_left": None if allowed is None else max(0, allowed - used),
+            "may_hand_in": may_hand_in and (allowed is None or used < allowed),
+        }
         if item.is_exercise:
             submission = last.submission if last else None
-            row.update(submission=submission, code=submission.code if submission else item.starter_code,
-                       hints=item.misconception_hints)
+            row.update(
+                submission=submission,
+                code=submission.code if submission else item.starter_code,
+                hints=item.misconception_hints,
+            )
         else:
             kind = get_kind(item.kind)
             attempt = last.attempt if last else None
-            row.update(attempt=attempt, kind_context=kind.context(item.spec, (user.pk, item.course_id, item.slug)))
+            row.update(
+                attempt=attempt, kind_context=kind.context(item.spec, (user.pk, item.course_id, item.slug))
+            )
             feedback = []
             if attempt is not None and attempt.status == attempt.Status.DONE:
                 try:
@@ -143,8 +179,11 @@ def finish(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse:
 
 # -- hand-ins posted to the ordinary answer and submit views ----------------------------------
 
+
 def _assessment_for_item(item, slug: str) -> Assessment:
-    return get_object_or_404(Assessment.objects.active().select_related("course"), course_id=item.course_id, slug=slug)
+    return get_object_or_404(
+        Assessment.objects.active().select_related("course"), course_id=item.course_id, slug=slug
+    )
 
 
 def answer_in_assessment(request: HttpRequest, question, slug: str) -> HttpResponse:
@@ -162,22 +201,34 @@ def answer_in_assessment(request: HttpRequest, question, slug: str) -> HttpRespo
         log_refusal(assessment, request.user, question.slug, str(refused))
         return _refused(request, back, str(refused))
     except AnswerError as exc:
-        message = _("This answer could not be read: %(reason)s. Reload the page and try again.") % {"reason": exc}
+        message = _("This answer could not be read: %(reason)s. Reload the page and try again.") % {
+            "reason": exc
+        }
         return render(request, "400.html", {"message": message}, status=400)
     except NotGradable as exc:
         messages.warning(request, str(exc))
     except GraderFailed:
-        messages.warning(request, _("The checker failed on our side, so this answer does not count. Please try again."))
+        messages.warning(
+            request, _("The checker failed on our side, so this answer does not count. Please try again.")
+        )
     except AnswerRefused:
         messages.warning(request, _("You have used all your attempts for this question."))
     except AnswerPending:
-        messages.warning(request, _("Your previous answer is still being checked. Wait for its result, then try again."))
+        messages.warning(
+            request, _("Your previous answer is still being checked. Wait for its result, then try again.")
+        )
     except AnsweringTooFast as slow:
-        messages.warning(request, _("You are answering very fast. Please wait %(seconds)d seconds and try again.")
-                         % {"seconds": slow.retry_after})
+        messages.warning(
+            request,
+            _("You are answering very fast. Please wait %(seconds)d seconds and try again.")
+            % {"seconds": slow.retry_after},
+        )
     else:
-        messages.success(request, _("Your answer was received at %(time)s.")
-                         % {"time": timezone.localtime(attempt.created_at).strftime("%H:%M:%S")})
+        messages.success(
+            request,
+            _("Your answer was received at %(time)s.")
+            % {"time": timezone.localtime(attempt.created_at).strftime("%H:%M:%S")},
+        )
     return redirect(back)
 
 
@@ -195,8 +246,10 @@ def submit_in_assessment(request: HttpRequest, exercise, slug: str, code: str, m
         return redirect(back)
     if not accepted.reused:
         SUBMISSIONS.count(request)
-    messages.success(request, _("Your code was received at %(time)s.")
-                     % {"time": timezone.localtime().strftime("%H:%M:%S")})
+    messages.success(
+        request,
+        _("Your code was received at %(time)s.") % {"time": timezone.localtime().strftime("%H:%M:%S")},
+    )
     return redirect(back)
 
 

@@ -177,7 +177,9 @@ SUBMISSION_LIMIT_PER_IP = envint("SUBMISSION_LIMIT_PER_IP", 600)  # code submiss
 SUBMISSION_LIMIT_GLOBAL = envint("SUBMISSION_LIMIT_GLOBAL", 3000)
 ANSWER_LIMIT_PER_IP = envint("ANSWER_LIMIT_PER_IP", 1500)  # self-test answers a minute
 ANSWER_LIMIT_GLOBAL = envint("ANSWER_LIMIT_GLOBAL", 6000)
-LOGIN_FAILURE_LIMIT_PER_IP = envint("LOGIN_FAILURE_LIMIT_PER_IP", 500)  # failed log-ins an hour, any usernames
+LOGIN_FAILURE_LIMIT_PER_IP = envint(
+    "LOGIN_FAILURE_LIMIT_PER_IP", 500
+)  # failed log-ins an hour, any usernames
 
 # Console e-mail by default (password-reset links appear in the server log); production sets
 # EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend and the EMAIL_* variables.

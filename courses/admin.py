@@ -4,7 +4,8 @@ from django.utils.formats import date_format
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from django.utils.timezone import localtime
-from django.utils.translation import gettext, gettext_lazy as _
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from .kinds import REGISTRY
 from .models import Attempt, Course, Enrollment, Exercise, Lesson, LessonProgress, Question
@@ -43,14 +44,42 @@ class LessonInline(admin.TabularInline):
 
 @admin.register(Course)
 class CourseAdmin(admin.ModelAdmin):
-    list_display = ("title", "slug", "enrollment", "score_policy", "lesson_count", "student_count", "retired", "imported_at")
+    list_display = (
+        "title",
+        "slug",
+        "enrollment",
+        "score_policy",
+        "lesson_count",
+        "student_count",
+        "retired",
+        "imported_at",
+    )
     list_filter = ("retired", "enrollment", "score_policy")
     search_fields = ("title", "slug", "summary")
-    readonly_fields = ("slug", "source_path", "imported_at", "last_reimport", "created_at", "description_preview")
+    readonly_fields = (
+        "slug",
+        "source_path",
+        "imported_at",
+        "last_reimport",
+        "created_at",
+        "description_preview",
+    )
     # The description is rendered from course.toml at import; raw HTML is never edited here.
-    fields = ("slug", "title", "summary", "description_preview", "enrollment", "enrollment_code",
-              "score_policy", "instructors", "retired", "source_path", "imported_at", "last_reimport",
-              "created_at")
+    fields = (
+        "slug",
+        "title",
+        "summary",
+        "description_preview",
+        "enrollment",
+        "enrollment_code",
+        "score_policy",
+        "instructors",
+        "retired",
+        "source_path",
+        "imported_at",
+        "last_reimport",
+        "created_at",
+    )
     filter_horizontal = ("instructors",)
     inlines = [LessonInline]
     actions = ["reimport"]
@@ -81,15 +110,24 @@ class CourseAdmin(admin.ModelAdmin):
         # Reference solutions run in the sandbox: a grading worker imports, never this request.
         for course in queryset:
             if not queue_reimport(course):
-                self.message_user(request, _(
-                    "%(course)s already has a re-import waiting or running, so no second one was queued. "
-                    "Its outcome shows under “last re-import” on the course's page."
-                ) % {"course": course}, messages.WARNING)
+                self.message_user(
+                    request,
+                    _(
+                        "%(course)s already has a re-import waiting or running, so no second one was queued. "
+                        "Its outcome shows under “last re-import” on the course's page."
+                    )
+                    % {"course": course},
+                    messages.WARNING,
+                )
                 continue
-            self.message_user(request, _(
-                "%(course)s is queued for re-import. A grading worker imports its folder and runs the "
-                "reference solutions; the outcome shows under “last re-import” on the course's page."
-            ) % {"course": course})
+            self.message_user(
+                request,
+                _(
+                    "%(course)s is queued for re-import. A grading worker imports its folder and runs the "
+                    "reference solutions; the outcome shows under “last re-import” on the course's page."
+                )
+                % {"course": course},
+            )
 
     @admin.display(description=_("last re-import"))
     def last_reimport(self, obj):
@@ -103,15 +141,19 @@ class CourseAdmin(admin.ModelAdmin):
         elif job.status == TaskResultStatus.RUNNING:
             text = gettext("A grading worker has been importing the folder since %(time)s.") % {"time": when}
         elif job.status == TaskResultStatus.FAILED:
-            text = gettext("Failed at %(time)s on the worker's side; the worker's log has the reason. "
-                           "Run the re-import again.") % {"time": when}
+            text = gettext(
+                "Failed at %(time)s on the worker's side; the worker's log has the reason. "
+                "Run the re-import again."
+            ) % {"time": when}
         elif outcome.get("imported"):
             items = outcome["changes"]
             text = gettext("Imported at %(time)s: %(count)d change(s).") % {"time": when, "count": len(items)}
         else:
             items = outcome.get("problems", [])
-            text = gettext("Not imported at %(time)s: the files have %(count)d problem(s) and nothing was "
-                           "changed. Fix them, then run the re-import again.") % {"time": when, "count": len(items)}
+            text = gettext(
+                "Not imported at %(time)s: the files have %(count)d problem(s) and nothing was "
+                "changed. Fix them, then run the re-import again."
+            ) % {"time": when, "count": len(items)}
         listed = format_html_join("", "<li>{}</li>", ((item,) for item in items[:20]))
         return format_html("<p>{}</p><ul>{}</ul>", text, listed) if items else format_html("<p>{}</p>", text)
 
@@ -163,7 +205,17 @@ class LessonAdmin(InstructorScopedAdmin):
     # The body is rendered at import with its lesson folder (figures read their data there);
     # it is changed in lesson.md, not here.
     readonly_fields = ("course", "slug", "source_file", "body_source", "body_preview", "updated_at")
-    fields = ("course", "slug", "title", "order", "summary", "retired", "source_file", "body_source", "body_preview")
+    fields = (
+        "course",
+        "slug",
+        "title",
+        "order",
+        "summary",
+        "retired",
+        "source_file",
+        "body_source",
+        "body_preview",
+    )
     inlines = [QuestionInline, ExerciseInline]
 
     @admin.display(description=_("rendered lesson"))
@@ -176,7 +228,16 @@ class QuestionAdmin(InstructorScopedAdmin):
     list_display = (question_text, "slug", kind_label, "lesson", "order", "max_attempts", "retired")
     list_filter = (KindFilter, "retired", "course")
     search_fields = ("slug", "prompt_html")
-    readonly_fields = ("course", "lesson", "slug", kind_label, "source_file", "prompt_preview", "spec", "reveal")
+    readonly_fields = (
+        "course",
+        "lesson",
+        "slug",
+        kind_label,
+        "source_file",
+        "prompt_preview",
+        "spec",
+        "reveal",
+    )
     exclude = ("prompt_html", "explanation_html", "kind")
 
     @admin.display(description=_("prompt preview"))
@@ -191,8 +252,19 @@ class ExerciseAdmin(InstructorScopedAdmin):
     search_fields = ("slug", "title")
     # Code and hints come from the exercise folder (an edit here would be undone by the next
     # import, and hints are HTML shown to students): read-only for everyone.
-    readonly_fields = ("course", "lesson", "slug", "source_dir", "content_hash", "prompt_preview", "spec", "reveal",
-                       "starter_code", "solution_code", "misconceptions")
+    readonly_fields = (
+        "course",
+        "lesson",
+        "slug",
+        "source_dir",
+        "content_hash",
+        "prompt_preview",
+        "spec",
+        "reveal",
+        "starter_code",
+        "solution_code",
+        "misconceptions",
+    )
     exclude = ("prompt_html",)
 
     @admin.display(description=_("content hash"))
@@ -221,7 +293,11 @@ class LessonProgressAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         queryset = super().get_queryset(request)
-        return queryset if request.user.is_superuser else queryset.filter(lesson__course__instructors=request.user)
+        return (
+            queryset
+            if request.user.is_superuser
+            else queryset.filter(lesson__course__instructors=request.user)
+        )
 
 
 @admin.register(Attempt)
@@ -231,13 +307,30 @@ class AttemptAdmin(admin.ModelAdmin):
     search_fields = ("user__username", "question__slug")
     date_hierarchy = "created_at"
     list_select_related = ("user", "question")
-    readonly_fields = ("user", "question", "kind", "status", "answer", "score", "correct", "after_reveal", "feedback",
-                       "misconceptions", "created_at", "tries", "last_error")
+    readonly_fields = (
+        "user",
+        "question",
+        "kind",
+        "status",
+        "answer",
+        "score",
+        "correct",
+        "after_reveal",
+        "feedback",
+        "misconceptions",
+        "created_at",
+        "tries",
+        "last_error",
+    )
     exclude = ("enqueued_at", "lease_token", "lease_expires_at")
 
     def get_queryset(self, request):
         queryset = super().get_queryset(request)
-        return queryset if request.user.is_superuser else queryset.filter(question__course__instructors=request.user)
+        return (
+            queryset
+            if request.user.is_superuser
+            else queryset.filter(question__course__instructors=request.user)
+        )
 
     def has_add_permission(self, request):
         return False

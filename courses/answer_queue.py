@@ -66,7 +66,8 @@ def grade_claimed(attempt_id: int, preview: bool = False) -> str:
     except Exception as exc:  # e.g. the question's kind is gone: never leave it queued forever
         log.exception("claiming answer %s failed", attempt_id)
         model.objects.filter(pk=attempt_id, status=model.Status.QUEUED).update(
-            status=model.Status.FAILED, last_error=repr(exc)[:2000])
+            status=model.Status.FAILED, last_error=repr(exc)[:2000]
+        )
         return "failed"
     if claimed is None:
         return "skipped"
@@ -77,12 +78,18 @@ def grade_claimed(attempt_id: int, preview: bool = False) -> str:
         grade = get_kind(question.kind).grade(question.spec, attempt.answer)
     except Exception as exc:  # the grader's fault (sandbox unavailable, a bug): not counted
         log.exception("grading answer %s failed", attempt_id)
-        stored = rows.update(status=model.Status.FAILED, lease_token="", lease_expires_at=None,
-                             last_error=repr(exc)[:2000])
+        stored = rows.update(
+            status=model.Status.FAILED, lease_token="", lease_expires_at=None, last_error=repr(exc)[:2000]
+        )
         return "failed" if stored else "stale"
     stored = rows.update(
-        status=model.Status.DONE, score=0.0 if attempt.after_reveal else grade.score, correct=grade.correct,
-        feedback=grade.feedback, misconceptions=grade.misconceptions, lease_token="", lease_expires_at=None,
+        status=model.Status.DONE,
+        score=0.0 if attempt.after_reveal else grade.score,
+        correct=grade.correct,
+        feedback=grade.feedback,
+        misconceptions=grade.misconceptions,
+        lease_token="",
+        lease_expires_at=None,
     )
     if not stored:
         log.warning("dropped a late result for answer %s (lease lost)", attempt_id)
@@ -99,8 +106,14 @@ def sweep(now=None) -> tuple[int, int]:
     for preview, what in ((False, "answer"), (True, "answer preview")):
         model = _model(preview)
         failed += model.objects.filter(status=model.Status.QUEUED, created_at__lt=given_up).update(
-            status=model.Status.FAILED, last_error="never claimed by a grading worker")
-        again, lost = leases.sweep(model, now, partial(enqueue, preview=preview),
-                                   lambda tries: {"status": GradedAnswer.Status.FAILED}, what)
+            status=model.Status.FAILED, last_error="never claimed by a grading worker"
+        )
+        again, lost = leases.sweep(
+            model,
+            now,
+            partial(enqueue, preview=preview),
+            lambda tries: {"status": GradedAnswer.Status.FAILED},
+            what,
+        )
         requeued, failed = requeued + again, failed + lost
     return requeued, failed

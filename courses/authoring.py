@@ -21,10 +21,10 @@ from datetime import datetime
 from pathlib import Path
 
 from .kinds import REGISTRY, SpecProblem, get_kind
-from .reveal import parse_reveal
 from .rendering import render_markdown
-from .visuals import render_visual
+from .reveal import parse_reveal
 from .tomlsource import TomlSource, TomlSyntaxError
+from .visuals import render_visual
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 # Folder and file names an author chooses end up in paths (the course copy on the server,
@@ -37,8 +37,20 @@ COURSE_KEYS = {"slug", "title", "summary", "description", "enrollment", "enrollm
 LESSON_KEYS = {"slug", "title", "order", "summary"}
 EXERCISE_KEYS = {"slug", "title", "order", "prompt", "reveal", "misconceptions"}  # plus the grader's keys
 MAX_SOURCE_BYTES = 64 * 1024
-ASSESSMENT_KEYS = {"slug", "title", "kind", "opens", "due", "closes", "late", "time_limit_minutes", "password",
-                   "feedback", "max_attempts", "items"}
+ASSESSMENT_KEYS = {
+    "slug",
+    "title",
+    "kind",
+    "opens",
+    "due",
+    "closes",
+    "late",
+    "time_limit_minutes",
+    "password",
+    "feedback",
+    "max_attempts",
+    "items",
+}
 ASSESSMENT_KINDS = ("homework", "exam")
 FEEDBACK_POLICIES = ("immediate", "score_only", "after_close")
 
@@ -120,7 +132,9 @@ class AssessmentSource:
 
     def item_slugs(self) -> list[str]:
         """Every item the assessment may use: fixed items and pool members, in order."""
-        return [slug for entry in self.items for slug in ([entry["item"]] if "item" in entry else entry["pool"])]
+        return [
+            slug for entry in self.items for slug in ([entry["item"]] if "item" in entry else entry["pool"])
+        ]
 
 
 @dataclass
@@ -197,8 +211,11 @@ class _Loader:
         value = _lookup(doc.data, keys)
         if value is None:
             if required:
-                self.problem(doc.path, doc.line_of(*keys[:-1]) if len(keys) > 1 else 1,
-                             f"missing required key {keys[-1]!r}")
+                self.problem(
+                    doc.path,
+                    doc.line_of(*keys[:-1]) if len(keys) > 1 else 1,
+                    f"missing required key {keys[-1]!r}",
+                )
             return default
         if not isinstance(value, str):
             self.problem(doc.path, doc.line_of(*keys), f"{keys[-1]!r} must be a string")
@@ -208,14 +225,21 @@ class _Loader:
     def slug(self, doc: TomlSource, keys: tuple = ("slug",)) -> str:
         value = self.string(doc, keys, required=True)
         if value and not SLUG.match(value):
-            self.problem(doc.path, doc.line_of(*keys),
-                         f"slug {value!r} must be lowercase letters and digits joined by hyphens")
+            self.problem(
+                doc.path,
+                doc.line_of(*keys),
+                f"slug {value!r} must be lowercase letters and digits joined by hyphens",
+            )
         return value
 
     def path_name(self, name: str, path: Path, line: int, what: str) -> None:
         if not PATH_NAME.match(name):
-            self.problem(path, line, f"{what} {name!r} must be lowercase letters and digits joined by "
-                                     f"hyphens or underscores (it is used in file paths); rename it")
+            self.problem(
+                path,
+                line,
+                f"{what} {name!r} must be lowercase letters and digits joined by "
+                f"hyphens or underscores (it is used in file paths); rename it",
+            )
 
     def order(self, doc: TomlSource, keys: tuple, default: int) -> int:
         value = _lookup(doc.data, keys)
@@ -229,8 +253,11 @@ class _Loader:
     def unknown_keys(self, doc: TomlSource, table: dict, allowed: set, keys: tuple = ()) -> None:
         for key in table:
             if key not in allowed:
-                self.problem(doc.path, doc.line_of(*keys, key),
-                             f"unknown key {key!r} (allowed: {', '.join(sorted(allowed))})")
+                self.problem(
+                    doc.path,
+                    doc.line_of(*keys, key),
+                    f"unknown key {key!r} (allowed: {', '.join(sorted(allowed))})",
+                )
 
     # -- course --------------------------------------------------------------------------
     def load(self) -> CourseSource:
@@ -266,13 +293,13 @@ class _Loader:
         c.description_html = self.render(doc, doc.path, description, doc.line_of("description"))
         c.enrollment = self.string(doc, ("enrollment",), default="open")
         if c.enrollment not in ("open", "code"):
-            self.problem(doc.path, doc.line_of("enrollment"), "enrollment must be \"open\" or \"code\"")
+            self.problem(doc.path, doc.line_of("enrollment"), 'enrollment must be "open" or "code"')
         c.enrollment_code = self.string(doc, ("enrollment_code",))
         if c.enrollment == "code" and not c.enrollment_code:
-            self.problem(doc.path, doc.line_of("enrollment"), "enrollment = \"code\" needs enrollment_code")
+            self.problem(doc.path, doc.line_of("enrollment"), 'enrollment = "code" needs enrollment_code')
         c.score_policy = self.string(doc, ("score_policy",), default="best")
         if c.score_policy not in ("best", "last"):
-            self.problem(doc.path, doc.line_of("score_policy"), "score_policy must be \"best\" or \"last\"")
+            self.problem(doc.path, doc.line_of("score_policy"), 'score_policy must be "best" or "last"')
 
     # -- lessons -------------------------------------------------------------------------
     def load_lesson(self, folder: Path) -> LessonSource | None:
@@ -296,7 +323,7 @@ class _Loader:
         if not doc:
             return None
         self.unknown_keys(doc, doc.data, LESSON_KEYS)
-        body = "".join(lines[closing + 1:])
+        body = "".join(lines[closing + 1 :])
         body_line = closing + 2
         lesson = LessonSource(
             slug=self.slug(doc),
@@ -304,7 +331,9 @@ class _Loader:
             order=self.order(doc, ("order",), 0),
             summary=self.string(doc, ("summary",)),
             body_source=body,
-            body_html=self.render(doc, path, body, body_line, visual=lambda name: render_visual(name, folder)),
+            body_html=self.render(
+                doc, path, body, body_line, visual=lambda name: render_visual(name, folder)
+            ),
             file=self.rel(path),
         )
         if not body.strip():
@@ -316,10 +345,14 @@ class _Loader:
                 self.unknown_keys(qdoc, qdoc.data, {"questions"})
                 entries = qdoc.data.get("questions", [])
                 if not isinstance(entries, list):
-                    self.problem(questions_file, qdoc.line_of("questions"), "questions must be [[questions]] tables")
+                    self.problem(
+                        questions_file, qdoc.line_of("questions"), "questions must be [[questions]] tables"
+                    )
                     entries = []
                 for index, entry in enumerate(entries):
-                    question = self.load_question(qdoc, entry, ("questions", index), default_order=100 + index)
+                    question = self.load_question(
+                        qdoc, entry, ("questions", index), default_order=100 + index
+                    )
                     if question:
                         lesson.questions.append(question)
         for index, single in enumerate(sorted((folder / "questions").glob("*.toml"))):
@@ -345,8 +378,11 @@ class _Loader:
         kind_name = self.string(doc, keys + ("kind",), required=True)
         kind = get_kind(kind_name)
         if kind_name and kind is None:
-            self.problem(doc.path, doc.line_of(*keys, "kind"),
-                         f"unknown question kind {kind_name!r} (known: {', '.join(sorted(REGISTRY))})")
+            self.problem(
+                doc.path,
+                doc.line_of(*keys, "kind"),
+                f"unknown question kind {kind_name!r} (known: {', '.join(sorted(REGISTRY))})",
+            )
         prompt = self.string(doc, keys + ("prompt",), required=True)
         if not prompt.strip() and isinstance(data.get("prompt"), str):
             self.problem(doc.path, doc.line_of(*keys, "prompt"), "prompt is empty")
@@ -356,8 +392,12 @@ class _Loader:
             self.problem(doc.path, doc.line_of(*keys, "reveal"), f"reveal: {exc}")
             reveal = {}
         max_attempts = data.get("max_attempts")
-        if max_attempts is not None and (not isinstance(max_attempts, int) or isinstance(max_attempts, bool) or max_attempts < 1):
-            self.problem(doc.path, doc.line_of(*keys, "max_attempts"), "max_attempts must be a whole number ≥ 1")
+        if max_attempts is not None and (
+            not isinstance(max_attempts, int) or isinstance(max_attempts, bool) or max_attempts < 1
+        ):
+            self.problem(
+                doc.path, doc.line_of(*keys, "max_attempts"), "max_attempts must be a whole number ≥ 1"
+            )
             max_attempts = None
 
         def render(markdown: str, at: tuple) -> str:
@@ -368,7 +408,9 @@ class _Loader:
             try:
                 spec = kind.validate(data, render)
             except SpecProblem as problem:
-                self.problem(doc.path, doc.line_of(*keys, *problem.keys), f"{slug or 'question'}: {problem.message}")
+                self.problem(
+                    doc.path, doc.line_of(*keys, *problem.keys), f"{slug or 'question'}: {problem.message}"
+                )
                 return None
         return QuestionSource(
             slug=slug,
@@ -428,7 +470,9 @@ class _Loader:
     def load_misconceptions(self, doc: TomlSource, folder: Path) -> list[dict]:
         entries = doc.data.get("misconceptions", [])
         if not isinstance(entries, list):
-            self.problem(doc.path, doc.line_of("misconceptions"), "misconceptions must be [[misconceptions]] tables")
+            self.problem(
+                doc.path, doc.line_of("misconceptions"), "misconceptions must be [[misconceptions]] tables"
+            )
             return []
         out, tags = [], set()
         for index, entry in enumerate(entries):
@@ -443,42 +487,74 @@ class _Loader:
             hint = self.string(doc, keys + ("hint",), required=True)
             if tag and not SLUG.match(tag):
                 # The tag names the folder of the variant's grading data.
-                self.problem(doc.path, doc.line_of(*keys, "tag"),
-                             f"misconception tag {tag!r} must be lowercase letters and digits joined by hyphens")
+                self.problem(
+                    doc.path,
+                    doc.line_of(*keys, "tag"),
+                    f"misconception tag {tag!r} must be lowercase letters and digits joined by hyphens",
+                )
             if tag in tags:
                 self.problem(doc.path, line, f"duplicate misconception tag {tag!r}")
             tags.add(tag)
             if file and not VARIANT_FILE.match(file):
-                self.problem(doc.path, doc.line_of(*keys, "file"),
-                             f"variant file {file!r} must be a .py file inside the exercise folder, named with "
-                             f"lowercase letters and digits joined by hyphens or underscores (\"variants/no-scaling.py\")")
+                self.problem(
+                    doc.path,
+                    doc.line_of(*keys, "file"),
+                    f"variant file {file!r} must be a .py file inside the exercise folder, named with "
+                    f'lowercase letters and digits joined by hyphens or underscores ("variants/no-scaling.py")',
+                )
                 continue
             variant = (folder / file).resolve()
             if not file or folder.resolve() not in variant.parents or not variant.is_file():
-                self.problem(doc.path, doc.line_of(*keys, "file"), f"variant file {file!r} is missing (it must be inside the exercise folder)")
+                self.problem(
+                    doc.path,
+                    doc.line_of(*keys, "file"),
+                    f"variant file {file!r} is missing (it must be inside the exercise folder)",
+                )
                 continue
-            out.append({
-                "tag": tag, "file": file, "line": line, "source": variant.read_text(encoding="utf-8"),
-                "hint_html": self.render(doc, doc.path, hint, doc.line_of(*keys, "hint")),
-            })
+            out.append(
+                {
+                    "tag": tag,
+                    "file": file,
+                    "line": line,
+                    "source": variant.read_text(encoding="utf-8"),
+                    "hint_html": self.render(doc, doc.path, hint, doc.line_of(*keys, "hint")),
+                }
+            )
         return out
 
     def check_duplicates(self) -> None:
         lessons: dict[str, str] = {}
         for lesson in self.course.lessons:
             if lesson.slug in lessons:
-                self.course.problems.append(Problem(lesson.file, 2, f"duplicate lesson slug {lesson.slug!r} (also in {lessons[lesson.slug]})"))
+                self.course.problems.append(
+                    Problem(
+                        lesson.file,
+                        2,
+                        f"duplicate lesson slug {lesson.slug!r} (also in {lessons[lesson.slug]})",
+                    )
+                )
             lessons[lesson.slug] = lesson.file
         items: dict[str, str] = {}
         for question in self.course.all_questions():
             if question.slug in items:
-                self.course.problems.append(Problem(question.file, question.line, f"duplicate item slug {question.slug!r} (also in {items[question.slug]})"))
+                self.course.problems.append(
+                    Problem(
+                        question.file,
+                        question.line,
+                        f"duplicate item slug {question.slug!r} (also in {items[question.slug]})",
+                    )
+                )
             items[question.slug] = f"{question.file}:{question.line}"
         for exercise in self.course.all_exercises():
             if exercise.slug in items:
-                self.course.problems.append(Problem(exercise.file, 1, f"duplicate item slug {exercise.slug!r} (also in {items[exercise.slug]})"))
+                self.course.problems.append(
+                    Problem(
+                        exercise.file,
+                        1,
+                        f"duplicate item slug {exercise.slug!r} (also in {items[exercise.slug]})",
+                    )
+                )
             items[exercise.slug] = exercise.file
-
 
     # -- assessments ---------------------------------------------------------------------
     def load_assessments(self) -> None:
@@ -492,8 +568,11 @@ class _Loader:
             if assessment is None:
                 continue
             if assessment.slug in seen:
-                self.problem(path, doc.line_of("slug"),
-                             f"duplicate assessment slug {assessment.slug!r} (also in {seen[assessment.slug]})")
+                self.problem(
+                    path,
+                    doc.line_of("slug"),
+                    f"duplicate assessment slug {assessment.slug!r} (also in {seen[assessment.slug]})",
+                )
                 continue
             seen[assessment.slug] = assessment.file
             self.course.assessments.append(assessment)
@@ -505,7 +584,9 @@ class _Loader:
         self.unknown_keys(doc, data, ASSESSMENT_KEYS)
         slug = self.slug(doc)
         if slug and path.stem != slug:
-            self.problem(path, doc.line_of("slug"), f"the file of assessment {slug!r} must be named {slug}.toml")
+            self.problem(
+                path, doc.line_of("slug"), f"the file of assessment {slug!r} must be named {slug}.toml"
+            )
         title = self.string(doc, ("title",), required=True)
         kind = self.string(doc, ("kind",), required=True)
         if kind and kind not in ASSESSMENT_KINDS:
@@ -521,31 +602,55 @@ class _Loader:
         if due and closes and closes < due:
             self.problem(path, doc.line_of("closes"), "closes must not be before due")
         if due and closes and late and late[-1]["until"] != closes:
-            self.problem(path, doc.line_of("closes"), "closes must be the `until` of the last late window "
-                                                      "(work received after due needs a late window that gives its credit)")
+            self.problem(
+                path,
+                doc.line_of("closes"),
+                "closes must be the `until` of the last late window "
+                "(work received after due needs a late window that gives its credit)",
+            )
         elif due and closes and closes > due and not late:
-            self.problem(path, doc.line_of("closes"), "closes is after due but there is no late window: add "
-                                                      "late = [{ until = …, credit = 0.5 }] or remove closes")
+            self.problem(
+                path,
+                doc.line_of("closes"),
+                "closes is after due but there is no late window: add "
+                "late = [{ until = …, credit = 0.5 }] or remove closes",
+            )
         time_limit = self.whole_number(doc, "time_limit_minutes")
         if kind == "exam" and time_limit is None and "time_limit_minutes" not in data:
             self.problem(path, 1, "an exam needs time_limit_minutes (the time a student has once started)")
         if kind == "homework" and "time_limit_minutes" in data:
-            self.problem(path, doc.line_of("time_limit_minutes"),
-                         "time_limit_minutes is for exams only (homework has a due date instead)")
+            self.problem(
+                path,
+                doc.line_of("time_limit_minutes"),
+                "time_limit_minutes is for exams only (homework has a due date instead)",
+            )
         password = self.string(doc, ("password",))
         if "password" in data and isinstance(data["password"], str) and not password.strip():
             self.problem(path, doc.line_of("password"), "password is empty: remove it or give one")
         feedback = self.string(doc, ("feedback",), default="immediate")
         if feedback not in FEEDBACK_POLICIES:
-            self.problem(path, doc.line_of("feedback"), f"feedback must be one of: {', '.join(FEEDBACK_POLICIES)}")
+            self.problem(
+                path, doc.line_of("feedback"), f"feedback must be one of: {', '.join(FEEDBACK_POLICIES)}"
+            )
         max_attempts = self.whole_number(doc, "max_attempts")
         items = self.assessment_items(doc, known)
         if len(self.course.problems) > before:
             return None
         return AssessmentSource(
-            slug=slug, title=title, kind=kind, opens=opens, due=due, closes=closes, late=late,
-            time_limit_minutes=time_limit, password=password, feedback=feedback, max_attempts=max_attempts,
-            items=items, file=self.rel(path), line=1,
+            slug=slug,
+            title=title,
+            kind=kind,
+            opens=opens,
+            due=due,
+            closes=closes,
+            late=late,
+            time_limit_minutes=time_limit,
+            password=password,
+            feedback=feedback,
+            max_attempts=max_attempts,
+            items=items,
+            file=self.rel(path),
+            line=1,
         )
 
     def moment(self, doc: TomlSource, key: str, *, required=False, value=None, line=None) -> datetime | None:
@@ -557,8 +662,12 @@ class _Loader:
                 self.problem(doc.path, line, f"missing required key {key!r}")
             return None
         if not isinstance(value, datetime) or value.tzinfo is None:
-            self.problem(doc.path, line, f"{key} must be a date and time with its offset, "
-                                         f"such as 2026-12-08T23:59:00+03:00 (unquoted)")
+            self.problem(
+                doc.path,
+                line,
+                f"{key} must be a date and time with its offset, "
+                f"such as 2026-12-08T23:59:00+03:00 (unquoted)",
+            )
             return None
         return value
 
@@ -574,7 +683,9 @@ class _Loader:
     def late_windows(self, doc: TomlSource, due: datetime | None) -> list[dict]:
         entries = doc.data.get("late", [])
         if not isinstance(entries, list):
-            self.problem(doc.path, doc.line_of("late"), "late must be a list: [{ until = …, credit = 0.8 }, …]")
+            self.problem(
+                doc.path, doc.line_of("late"), "late must be a list: [{ until = …, credit = 0.8 }, …]"
+            )
             return []
         windows: list[dict] = []
         for index, entry in enumerate(entries):
@@ -592,7 +703,9 @@ class _Loader:
                 continue
             previous = windows[-1]["until"] if windows else due
             if previous is not None and until <= previous:
-                self.problem(doc.path, line, "late windows must end after due and after the window before them")
+                self.problem(
+                    doc.path, line, "late windows must end after due and after the window before them"
+                )
                 continue
             windows.append({"until": until, "credit": float(credit)})
         return windows
@@ -600,8 +713,11 @@ class _Loader:
     def assessment_items(self, doc: TomlSource, known: set[str]) -> list[dict]:
         entries = doc.data.get("items")
         if not isinstance(entries, list) or not entries:
-            self.problem(doc.path, doc.line_of("items") if "items" in doc.data else 1,
-                         "items must be a non-empty list of item slugs and pools")
+            self.problem(
+                doc.path,
+                doc.line_of("items") if "items" in doc.data else 1,
+                "items must be a non-empty list of item slugs and pools",
+            )
             return []
         items, used = [], set()
 
@@ -633,8 +749,11 @@ class _Loader:
                     items.append({"item": entry, "points": 1.0})
                 continue
             if not isinstance(entry, dict):
-                self.problem(doc.path, items_line, "an item must be a slug or a table such as "
-                                                   "{ pool = [\"a\", \"b\"], pick = 1 }")
+                self.problem(
+                    doc.path,
+                    items_line,
+                    'an item must be a slug or a table such as { pool = ["a", "b"], pick = 1 }',
+                )
                 continue
             line = _nth_line(doc, "items", "{", sum(1 for e in entries[:index] if isinstance(e, dict)))
             self.unknown_keys(doc, entry, {"item", "pool", "pick", "points"}, ("items",))
@@ -645,15 +764,17 @@ class _Loader:
                 continue
             pool, pick = entry.get("pool"), entry.get("pick")
             if not isinstance(pool, list) or not pool:
-                self.problem(doc.path, line, "a pool needs pool = [\"slug\", …] (or use item = \"slug\")")
+                self.problem(doc.path, line, 'a pool needs pool = ["slug", …] (or use item = "slug")')
                 continue
             if not isinstance(pick, int) or isinstance(pick, bool) or pick < 1:
-                self.problem(doc.path, line, "a pool needs pick = how many of its items each student gets (≥ 1)")
+                self.problem(
+                    doc.path, line, "a pool needs pick = how many of its items each student gets (≥ 1)"
+                )
                 continue
             if pick > len(pool):
                 self.problem(doc.path, line, f"the pool has {len(pool)} item(s), too few to pick {pick}")
                 continue
-            if all([check(slug, line) for slug in pool]):
+            if all(check(slug, line) for slug in pool):
                 items.append({"pool": list(pool), "pick": pick, "points": points})
         return items
 

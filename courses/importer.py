@@ -38,8 +38,12 @@ def _sync(model, lookup: dict, values: dict, report: ImportReport, what: str, sl
         for name in changed:
             setattr(obj, name, values[name])
         obj.save(update_fields=changed)
-        report.note("~", what, slug, "restored" if "retired" in changed and not obj.retired
-                    else "changed: " + ", ".join(changed))
+        report.note(
+            "~",
+            what,
+            slug,
+            "restored" if "retired" in changed and not obj.retired else "changed: " + ", ".join(changed),
+        )
     return obj
 
 
@@ -77,7 +81,9 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
                 "source_path": str(source.root),
                 "retired": False,
             },
-            report, "course", source.slug,
+            report,
+            "course",
+            source.slug,
         )
         for lesson_source in source.lessons:
             lesson = _sync(
@@ -92,39 +98,66 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
                     "source_file": lesson_source.file,
                     "retired": False,
                 },
-                report, "lesson", lesson_source.slug,
+                report,
+                "lesson",
+                lesson_source.slug,
             )
             for q in lesson_source.questions:
                 _sync(
                     Question,
                     {"course": course, "slug": q.slug},
                     {
-                        "lesson": lesson, "kind": q.kind, "order": q.order,
-                        "prompt_html": q.prompt_html, "explanation_html": q.explanation_html,
-                        "spec": q.spec, "reveal": q.reveal, "max_attempts": q.max_attempts,
-                        "source_file": f"{q.file}:{q.line}", "retired": False,
+                        "lesson": lesson,
+                        "kind": q.kind,
+                        "order": q.order,
+                        "prompt_html": q.prompt_html,
+                        "explanation_html": q.explanation_html,
+                        "spec": q.spec,
+                        "reveal": q.reveal,
+                        "max_attempts": q.max_attempts,
+                        "source_file": f"{q.file}:{q.line}",
+                        "retired": False,
                     },
-                    report, "question", q.slug,
+                    report,
+                    "question",
+                    q.slug,
                 )
             for e in lesson_source.exercises:
                 _sync(
                     Exercise,
                     {"course": course, "slug": e.slug},
                     {
-                        "lesson": lesson, "title": e.title, "order": e.order,
-                        "prompt_html": e.prompt_html, "starter_code": e.starter_code,
-                        "solution_code": e.solution_code, "spec": e.spec, "reveal": e.reveal,
-                        "content_hash": e.content_hash, "source_dir": e.file.rsplit("/", 1)[0],
-                        "misconceptions": [{"tag": m["tag"], "hint_html": m["hint_html"]} for m in e.misconceptions],
+                        "lesson": lesson,
+                        "title": e.title,
+                        "order": e.order,
+                        "prompt_html": e.prompt_html,
+                        "starter_code": e.starter_code,
+                        "solution_code": e.solution_code,
+                        "spec": e.spec,
+                        "reveal": e.reveal,
+                        "content_hash": e.content_hash,
+                        "source_dir": e.file.rsplit("/", 1)[0],
+                        "misconceptions": [
+                            {"tag": m["tag"], "hint_html": m["hint_html"]} for m in e.misconceptions
+                        ],
                         "retired": False,
                     },
-                    report, "exercise", e.slug,
+                    report,
+                    "exercise",
+                    e.slug,
                 )
         _retire(course.lessons.all(), {l.slug for l in source.lessons}, report, "lesson")
         _retire(course.questions.all(), {q.slug for q in source.all_questions()}, report, "question")
         _retire(course.exercises.all(), {e.slug for e in source.all_exercises()}, report, "exercise")
         for a in source.assessments:
-            _sync(Assessment, {"course": course, "slug": a.slug}, _assessment_values(a), report, "assessment", a.slug)
+            _sync(
+                Assessment,
+                {"course": course, "slug": a.slug},
+                _assessment_values(a),
+                report,
+                "assessment",
+                a.slug,
+            )
         _retire(course.assessments.all(), {a.slug for a in source.assessments}, report, "assessment")
         Course.objects.filter(pk=course.pk).update(imported_at=timezone.now())
     return report
@@ -132,8 +165,17 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
 
 def _assessment_values(a: AssessmentSource) -> dict:
     return {
-        "title": a.title, "kind": a.kind, "opens": a.opens, "due": a.due, "closes": a.closes,
+        "title": a.title,
+        "kind": a.kind,
+        "opens": a.opens,
+        "due": a.due,
+        "closes": a.closes,
         "late": [{"until": w["until"].isoformat(), "credit": w["credit"]} for w in a.late],
-        "time_limit_minutes": a.time_limit_minutes, "password": a.password, "feedback": a.feedback,
-        "max_attempts": a.max_attempts, "items": a.items, "source_file": a.file, "retired": False,
+        "time_limit_minutes": a.time_limit_minutes,
+        "password": a.password,
+        "feedback": a.feedback,
+        "max_attempts": a.max_attempts,
+        "items": a.items,
+        "source_file": a.file,
+        "retired": False,
     }

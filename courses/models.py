@@ -16,7 +16,6 @@ from django.utils.translation import gettext_lazy as _
 
 from .templatetags_text import html_to_text
 
-
 # Student work is never deleted with content (on_delete=PROTECT): items are retired instead.
 RETIRE_HELP = _(
     "Retire instead of deleting: a retired item leaves the course pages, and its students' "
@@ -65,7 +64,9 @@ class Course(models.Model):
         _("score policy"), max_length=8, choices=ScorePolicy, default=ScorePolicy.BEST
     )
     instructors = models.ManyToManyField(
-        settings.AUTH_USER_MODEL, blank=True, related_name="taught_courses",
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="taught_courses",
         verbose_name=_("instructors"),
     )
     source_path = models.CharField(_("source folder"), max_length=500, blank=True)
@@ -164,7 +165,9 @@ class Lesson(models.Model):
 class Question(models.Model):
     """A self-test item; ``kind`` names a class in the question-kind registry."""
 
-    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="questions", verbose_name=_("course"))
+    course = models.ForeignKey(
+        Course, on_delete=models.CASCADE, related_name="questions", verbose_name=_("course")
+    )
     lesson = models.ForeignKey(
         Lesson, on_delete=models.CASCADE, related_name="questions", verbose_name=_("lesson")
     )
@@ -222,7 +225,9 @@ class Question(models.Model):
 class Exercise(models.Model):
     """A code exercise graded in the sandbox; its solution and cases never reach a browser."""
 
-    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="exercises", verbose_name=_("course"))
+    course = models.ForeignKey(
+        Course, on_delete=models.CASCADE, related_name="exercises", verbose_name=_("course")
+    )
     lesson = models.ForeignKey(
         Lesson, on_delete=models.CASCADE, related_name="exercises", verbose_name=_("lesson")
     )
@@ -264,15 +269,18 @@ class Exercise(models.Model):
 
 class Enrollment(models.Model):
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="enrollments", verbose_name=_("student")
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="enrollments",
+        verbose_name=_("student"),
     )
-    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="enrollments", verbose_name=_("course"))
+    course = models.ForeignKey(
+        Course, on_delete=models.CASCADE, related_name="enrollments", verbose_name=_("course")
+    )
     created_at = models.DateTimeField(_("enrolled"), default=timezone.now)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["user", "course"], name="one_enrollment_per_course")
-        ]
+        constraints = [models.UniqueConstraint(fields=["user", "course"], name="one_enrollment_per_course")]
         verbose_name = _("enrolment")
         verbose_name_plural = _("enrolments")
 
@@ -284,17 +292,20 @@ class LessonProgress(models.Model):
     """When a student first and last opened a lesson, and when they marked it done."""
 
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lesson_progress", verbose_name=_("student")
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="lesson_progress",
+        verbose_name=_("student"),
     )
-    lesson = models.ForeignKey(Lesson, on_delete=models.PROTECT, related_name="progress", verbose_name=_("lesson"))
+    lesson = models.ForeignKey(
+        Lesson, on_delete=models.PROTECT, related_name="progress", verbose_name=_("lesson")
+    )
     first_visited_at = models.DateTimeField(_("first visit"), default=timezone.now)
     last_visited_at = models.DateTimeField(_("last visit"), default=timezone.now)
     completed_at = models.DateTimeField(_("completed"), null=True, blank=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["user", "lesson"], name="one_progress_per_lesson")
-        ]
+        constraints = [models.UniqueConstraint(fields=["user", "lesson"], name="one_progress_per_lesson")]
         verbose_name = _("lesson progress")
         verbose_name_plural = _("lesson progress")
 
@@ -364,10 +375,13 @@ class Attempt(GradedAnswer):
         ANSWER = "answer", _("answer")
         REVEAL = "reveal", _("answer revealed")
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="attempts",
-                             verbose_name=_("student"))
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="attempts", verbose_name=_("student")
+    )
     # Student work outlives content: a retired question keeps its attempts; deleting one is refused.
-    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="attempts", verbose_name=_("question"))
+    question = models.ForeignKey(
+        Question, on_delete=models.PROTECT, related_name="attempts", verbose_name=_("question")
+    )
     kind = models.CharField(_("kind"), max_length=8, choices=Kind, default=Kind.ANSWER)
     # Answers given after the answer was revealed are kept but score 0.
     after_reveal = models.BooleanField(_("after reveal"), default=False)
@@ -392,8 +406,12 @@ class AnswerPreview(GradedAnswer):
     blanks by a worker through the queue) but never an attempt, so it never reaches the
     gradebook, the statistics or anyone's progress."""
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("user"))
-    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="+", verbose_name=_("question"))
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("user")
+    )
+    question = models.ForeignKey(
+        Question, on_delete=models.CASCADE, related_name="+", verbose_name=_("question")
+    )
 
     # Read like an attempt's by the question's state and templates.
     kind = Attempt.Kind.ANSWER

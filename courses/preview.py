@@ -15,7 +15,7 @@ from django.utils import timezone
 from . import answer_queue
 from .kinds import AnswerError, get_kind
 from .models import AnswerPreview, Question
-from .selftest import AnswerPending, AnsweringTooFast
+from .selftest import AnsweringTooFast, AnswerPending
 
 
 def preview_answer(user, question: Question, raw_answer) -> AnswerPreview:
@@ -30,21 +30,30 @@ def preview_answer(user, question: Question, raw_answer) -> AnswerPreview:
     mine = AnswerPreview.objects.filter(user=user)
     now = timezone.now()
     window = timedelta(seconds=60)
-    recent = list(mine.filter(created_at__gte=now - window).order_by("created_at")
-                  .values_list("created_at", flat=True)[:settings.ANSWER_RATE_LIMIT])
+    recent = list(
+        mine.filter(created_at__gte=now - window)
+        .order_by("created_at")
+        .values_list("created_at", flat=True)[: settings.ANSWER_RATE_LIMIT]
+    )
     if len(recent) >= settings.ANSWER_RATE_LIMIT:
         raise AnsweringTooFast(int((recent[0] + window - now).total_seconds()) + 1)
     if not kind.code_runs(question.spec):
         grade = kind.grade(question.spec, answer)
         return AnswerPreview.objects.create(
-            user=user, question=question, answer=answer, score=grade.score, correct=grade.correct,
-            feedback=grade.feedback, misconceptions=grade.misconceptions,
+            user=user,
+            question=question,
+            answer=answer,
+            score=grade.score,
+            correct=grade.correct,
+            feedback=grade.feedback,
+            misconceptions=grade.misconceptions,
         )
     waiting = mine.filter(status__in=[AnswerPreview.Status.QUEUED, AnswerPreview.Status.RUNNING])
     if waiting.filter(question=question).exists() or waiting.count() >= settings.GRADING_MAX_PENDING:
         raise AnswerPending()
     with transaction.atomic():
-        preview = AnswerPreview.objects.create(user=user, question=question, answer=answer,
-                                               status=AnswerPreview.Status.QUEUED, enqueued_at=now)
+        preview = AnswerPreview.objects.create(
+            user=user, question=question, answer=answer, status=AnswerPreview.Status.QUEUED, enqueued_at=now
+        )
         transaction.on_commit(lambda: answer_queue.enqueue(preview.pk, stamped=True, preview=True))
     return preview

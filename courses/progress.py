@@ -106,8 +106,12 @@ def course_progress(user, course: Course) -> CourseProgress:
     rows = []
     for lesson in lessons:
         visit = visits.get(lesson.pk)
-        row = LessonProgressRow(lesson, visit is not None, bool(visit and visit.completed_at),
-                                visit.last_visited_at if visit else None)
+        row = LessonProgressRow(
+            lesson,
+            visit is not None,
+            bool(visit and visit.completed_at),
+            visit.last_visited_at if visit else None,
+        )
         for item in items_by_lesson[lesson.pk]:
             if item.is_exercise:
                 score, solved, tried = exercise_scores.get(item.pk, (None, False, False))
@@ -127,9 +131,15 @@ def course_progress(user, course: Course) -> CourseProgress:
 def _exercise_scores(user, course: Course) -> dict[int, tuple[float | None, bool, bool]]:
     """exercise id -> (score under the course's policy, solved, tried)."""
     counted = defaultdict(list)
-    rows = Submission.objects.counted().filter(user=user, exercise__course=course).order_by("created_at", "pk")
-    for exercise_id, score, verdict, after_reveal in rows.values_list("exercise_id", "score", "verdict", "after_reveal"):
-        counted[exercise_id].append((0.0 if after_reveal else score or 0.0, verdict == Verdict.PASSED and not after_reveal))
+    rows = (
+        Submission.objects.counted().filter(user=user, exercise__course=course).order_by("created_at", "pk")
+    )
+    for exercise_id, score, verdict, after_reveal in rows.values_list(
+        "exercise_id", "score", "verdict", "after_reveal"
+    ):
+        counted[exercise_id].append(
+            (0.0 if after_reveal else score or 0.0, verdict == Verdict.PASSED and not after_reveal)
+        )
     result = {}
     for exercise_id, entries in counted.items():
         scores = [score for score, _passed in entries]

@@ -29,7 +29,9 @@ def run_reimport(course_id: int) -> dict:
     """The task body: sync the folder into the database, or change nothing on any problem."""
     course = Course.objects.get(pk=course_id)
     try:
-        report = import_course(course.source_path, prepare_exercises=lambda source: check_exercises(source, build=True))
+        report = import_course(
+            course.source_path, prepare_exercises=lambda source: check_exercises(source, build=True)
+        )
     except ImportRefused as refused:
         return {"imported": False, "problems": [str(problem) for problem in refused.problems]}
     return {"imported": True, "changes": report.changes}
@@ -37,5 +39,8 @@ def run_reimport(course_id: int) -> dict:
 
 def latest_reimport(course: Course) -> DBTaskResult | None:
     """The course's most recent re-import: waiting, running or finished with its outcome."""
-    return (DBTaskResult.objects.filter(task_path=reimport_course.module_path, args_kwargs__args=[course.pk])
-            .order_by("-enqueued_at").first())
+    return (
+        DBTaskResult.objects.filter(task_path=reimport_course.module_path, args_kwargs__args=[course.pk])
+        .order_by("-enqueued_at")
+        .first()
+    )

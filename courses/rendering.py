@@ -39,22 +39,91 @@ _FORMATTER = HtmlFormatter(nowrap=True)
 _ESCAPED_CHAR_REF = re.compile(r"&amp;(#x[0-9A-Fa-f]+;|#[0-9]+;)")
 
 _MARKDOWN_TAGS = {
-    "p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "ul", "ol", "li", "hr", "br",
-    "em", "strong", "a", "img", "code", "pre", "span",
-    "table", "thead", "tbody", "tr", "th", "td",
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "hr",
+    "br",
+    "em",
+    "strong",
+    "a",
+    "img",
+    "code",
+    "pre",
+    "span",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
 }
 # What latex2mathml produces; never href, style or class (\href, \style, \class).
 _MATHML_TAGS = {
-    "math", "mrow", "mi", "mn", "mo", "mtext", "mspace", "mpadded", "mphantom", "mstyle",
-    "mfrac", "msqrt", "mroot", "msub", "msup", "msubsup", "munder", "mover", "munderover",
-    "menclose", "mtable", "mtr", "mtd",
+    "math",
+    "mrow",
+    "mi",
+    "mn",
+    "mo",
+    "mtext",
+    "mspace",
+    "mpadded",
+    "mphantom",
+    "mstyle",
+    "mfrac",
+    "msqrt",
+    "mroot",
+    "msub",
+    "msup",
+    "msubsup",
+    "munder",
+    "mover",
+    "munderover",
+    "menclose",
+    "mtable",
+    "mtr",
+    "mtd",
 }
 _MATHML_ATTRIBUTES = {
-    "display", "xmlns", "mathvariant", "mathsize", "mathcolor", "displaystyle", "scriptlevel",
-    "fence", "form", "stretchy", "separator", "lspace", "rspace", "largeop", "movablelimits",
-    "accent", "accentunder", "minsize", "maxsize", "symmetric", "width", "height", "depth",
-    "voffset", "linethickness", "notation", "columnalign", "columnspacing", "columnlines",
-    "rowspacing", "rowlines",
+    "display",
+    "xmlns",
+    "mathvariant",
+    "mathsize",
+    "mathcolor",
+    "displaystyle",
+    "scriptlevel",
+    "fence",
+    "form",
+    "stretchy",
+    "separator",
+    "lspace",
+    "rspace",
+    "largeop",
+    "movablelimits",
+    "accent",
+    "accentunder",
+    "minsize",
+    "maxsize",
+    "symmetric",
+    "width",
+    "height",
+    "depth",
+    "voffset",
+    "linethickness",
+    "notation",
+    "columnalign",
+    "columnspacing",
+    "columnlines",
+    "rowspacing",
+    "rowlines",
 }
 _CLEANER = nh3.Cleaner(
     tags=_MARKDOWN_TAGS | _MATHML_TAGS,
@@ -67,7 +136,7 @@ _CLEANER = nh3.Cleaner(
         "pre": {"class", "tabindex"},  # Pygments blocks: scrollable by keyboard
         "code": {"class"},
         "span": {"class", "tabindex"},  # Pygments tokens, display math (scrollable by keyboard)
-        **{tag: _MATHML_ATTRIBUTES for tag in _MATHML_TAGS},
+        **dict.fromkeys(_MATHML_TAGS, _MATHML_ATTRIBUTES),
     },
     filter_style_properties={"text-align"},
     url_schemes={"http", "https", "mailto"},
@@ -95,7 +164,7 @@ def render_math(latex: str, *, display: bool) -> tuple[str, str | None]:
     """Return (MathML, problem); the problem names an unknown command or a parse failure."""
     try:
         tree = convert_to_element(latex, display="block" if display else "inline")
-    except Exception as exc:  # latex2mathml raises several exception types on bad input
+    except Exception as exc:  # noqa: BLE001 -- latex2mathml raises several exception types on bad input
         return f'<code class="math-error">{html.escape(latex)}</code>', (
             f"cannot convert LaTeX {latex!r}: {exc}"
         )
@@ -117,7 +186,6 @@ def _highlight(code: str, lang: str, _attrs) -> str:
     language = html.escape(lang or "text", quote=True)
     body = highlight(code, lexer, _FORMATTER)
     return f'<pre class="highlight" tabindex="0"><code class="language-{language}">{body}</code></pre>\n'
-
 
 
 _INLINE_MATH = math_inline_dollar(allow_space=True, allow_digits=True, allow_double=True)
@@ -145,7 +213,9 @@ def _inline_math_not_next_to_digits(state, silent: bool) -> bool:
 VisualRenderer = Callable[[str], tuple[str, str | None]]
 
 
-def _markdown(issues: list[RenderIssue], figures: dict[str, str], visual: "VisualRenderer | None" = None) -> MarkdownIt:
+def _markdown(
+    issues: list[RenderIssue], figures: dict[str, str], visual: "VisualRenderer | None" = None
+) -> MarkdownIt:
     # Raw HTML stays off: lesson text is Markdown, never markup that could carry scripts.
     md = MarkdownIt("commonmark", {"html": False, "highlight": _highlight, "typographer": False})
     md.enable("table")

@@ -23,7 +23,7 @@ def parse_reveal(value) -> dict:
             raise ValueError(f"unknown reveal rule {value!r}; use one of {', '.join(RULES)}")
         return {"rule": value}
     if isinstance(value, dict) and len(value) == 1:
-        (rule, argument), = value.items()
+        ((rule, argument),) = value.items()
         if rule == "after_attempts":
             if not isinstance(argument, int) or isinstance(argument, bool) or argument < 1:
                 raise ValueError("after_attempts must be a whole number of at least 1")

@@ -4,7 +4,6 @@ Kept apart from the views so the web and `manage.py answer` grade exactly the sa
 """
 
 from dataclasses import dataclass, field
-
 from datetime import timedelta
 
 from django.conf import settings
@@ -14,7 +13,7 @@ from django.utils.formats import number_format
 from django.utils.translation import gettext as _
 
 from . import answer_queue
-from .kinds import AnswerError, Grade, NotGradable, get_kind
+from .kinds import AnswerError, Grade, get_kind
 from .models import Attempt, Course, Enrollment, Question
 from .reveal import may_reveal
 
@@ -27,7 +26,9 @@ class QuestionState:
     @property
     def answers(self) -> list[Attempt]:
         """Answers that count as attempts: graded or still being graded (not the grader's failures)."""
-        return [a for a in self.attempts if a.kind == Attempt.Kind.ANSWER and a.status != Attempt.Status.FAILED]
+        return [
+            a for a in self.attempts if a.kind == Attempt.Kind.ANSWER and a.status != Attempt.Status.FAILED
+        ]
 
     @property
     def pending(self) -> Attempt | None:
@@ -99,7 +100,9 @@ class QuestionState:
 def states_for(user, questions) -> dict[int, QuestionState]:
     states = {q.pk: QuestionState(q) for q in questions}
     if user.is_authenticated and states:
-        for attempt in Attempt.objects.filter(user=user, question__in=list(states)).order_by("created_at", "pk"):
+        for attempt in Attempt.objects.filter(user=user, question__in=list(states)).order_by(
+            "created_at", "pk"
+        ):
             states[attempt.question_id].attempts.append(attempt)
     return states
 
@@ -138,8 +141,11 @@ def submit_answer(user, question: Question, raw_answer) -> Attempt:
     if state.pending:
         raise AnswerPending()
     window = timedelta(seconds=60)
-    recent = list(Attempt.objects.filter(user=user, created_at__gte=timezone.now() - window)
-                  .order_by("created_at").values_list("created_at", flat=True)[:settings.ANSWER_RATE_LIMIT])
+    recent = list(
+        Attempt.objects.filter(user=user, created_at__gte=timezone.now() - window)
+        .order_by("created_at")
+        .values_list("created_at", flat=True)[: settings.ANSWER_RATE_LIMIT]
+    )
     if len(recent) >= settings.ANSWER_RATE_LIMIT:
         raise AnsweringTooFast(int((recent[0] + window - timezone.now()).total_seconds()) + 1)
     kind = get_kind(question.kind)
@@ -157,20 +163,36 @@ def submit_answer(user, question: Question, raw_answer) -> Attempt:
         if state.pending:
             raise AnswerPending()
         after_reveal = state.revealed
-        if queued and Attempt.objects.filter(
-                user=user, status__in=[Attempt.Status.QUEUED, Attempt.Status.RUNNING]).count() >= settings.GRADING_MAX_PENDING:
+        if (
+            queued
+            and Attempt.objects.filter(
+                user=user, status__in=[Attempt.Status.QUEUED, Attempt.Status.RUNNING]
+            ).count()
+            >= settings.GRADING_MAX_PENDING
+        ):
             raise AnswerPending()  # as for exercise code: a few waiting at a time per student
         if queued:
             attempt = Attempt.objects.create(
-                user=user, question=question, kind=Attempt.Kind.ANSWER, answer=answer, after_reveal=after_reveal,
-                status=Attempt.Status.QUEUED, enqueued_at=timezone.now(),
+                user=user,
+                question=question,
+                kind=Attempt.Kind.ANSWER,
+                answer=answer,
+                after_reveal=after_reveal,
+                status=Attempt.Status.QUEUED,
+                enqueued_at=timezone.now(),
             )
             transaction.on_commit(lambda: answer_queue.enqueue(attempt.pk, stamped=True))
             return attempt
         return Attempt.objects.create(
-            user=user, question=question, kind=Attempt.Kind.ANSWER, answer=answer,
-            score=0.0 if after_reveal else grade.score, correct=grade.correct,
-            after_reveal=after_reveal, feedback=grade.feedback, misconceptions=grade.misconceptions,
+            user=user,
+            question=question,
+            kind=Attempt.Kind.ANSWER,
+            answer=answer,
+            score=0.0 if after_reveal else grade.score,
+            correct=grade.correct,
+            after_reveal=after_reveal,
+            feedback=grade.feedback,
+            misconceptions=grade.misconceptions,
         )
 
 
@@ -194,11 +216,15 @@ def reveal_warning(question: Question, state: QuestionState) -> str:
         return ""
     current, after = state.score(policy) or 0.0, state.score_after_reveal(policy)
     if after > 0:
-        return _("After you see the answer, this question keeps its score of %(score)s, "
-                 "and answers you give after it score 0.") % {"score": number_format(after, 2)}
+        return _(
+            "After you see the answer, this question keeps its score of %(score)s, "
+            "and answers you give after it score 0."
+        ) % {"score": number_format(after, 2)}
     if current > 0:
-        return _("Seeing the answer sets this question's score from %(score)s to 0 (the last answer counts), "
-                 "and answers you give after it score 0.") % {"score": number_format(current, 2)}
+        return _(
+            "Seeing the answer sets this question's score from %(score)s to 0 (the last answer counts), "
+            "and answers you give after it score 0."
+        ) % {"score": number_format(current, 2)}
     return _("If you see the answer now, this question scores 0, and answers you give after it score 0 too.")
 
 

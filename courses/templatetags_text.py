@@ -13,7 +13,7 @@ _BLOCK_TAGS = {"p", "li", "td", "th", "br", "div", "tr", "h1", "h2", "h3", "h4",
 class _Node:
     def __init__(self, tag: str):
         self.tag = tag
-        self.children: list["_Node | str"] = []
+        self.children: list[_Node | str] = []
 
 
 class _TreeBuilder(HTMLParser):
@@ -53,7 +53,9 @@ def _math_text(node: "_Node | str") -> str:
     if node.tag in _MATH_JOINERS and len(parts) == 2:
         first, second = parts
         if node.tag == "mfrac":
-            first, second = (p if p.isalnum() or p.startswith("√(") and p.endswith(")") else f"({p})" for p in parts)
+            first, second = (
+                p if p.isalnum() or (p.startswith("√(") and p.endswith(")")) else f"({p})" for p in parts
+            )
         return f"{first}{_MATH_JOINERS[node.tag]}{second}"
     if node.tag == "msubsup" and len(parts) == 3:
         return f"{parts[0]}_{parts[1]}^{parts[2]}"
@@ -84,4 +86,3 @@ def html_to_text(markup: str) -> str:
     builder.feed(markup)
     builder.close()
     return " ".join(html.unescape(_text(builder.root)).split())
-

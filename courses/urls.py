@@ -8,8 +8,18 @@ urlpatterns = [
     path("kurs/<slug:course_slug>/", views.course_detail, name="course"),
     path("kurs/<slug:course_slug>/kaydol/", views.enroll, name="enroll"),
     path("kurs/<slug:course_slug>/<slug:lesson_slug>/", views.lesson_detail, name="lesson"),
-    path("kurs/<slug:course_slug>/<slug:lesson_slug>/tamamla/", views.lesson_complete, name="lesson_complete"),
-    path("kurs/<slug:course_slug>/<slug:lesson_slug>/soru/<slug:slug>/", views.answer_question, name="answer_question"),
-    path("kurs/<slug:course_slug>/<slug:lesson_slug>/soru/<slug:slug>/goster/", views.reveal_question, name="reveal_question"),
+    path(
+        "kurs/<slug:course_slug>/<slug:lesson_slug>/tamamla/", views.lesson_complete, name="lesson_complete"
+    ),
+    path(
+        "kurs/<slug:course_slug>/<slug:lesson_slug>/soru/<slug:slug>/",
+        views.answer_question,
+        name="answer_question",
+    ),
+    path(
+        "kurs/<slug:course_slug>/<slug:lesson_slug>/soru/<slug:slug>/goster/",
+        views.reveal_question,
+        name="reveal_question",
+    ),
     path("cevap/<int:pk>/durum/", views.attempt_status, name="attempt_status"),
 ]

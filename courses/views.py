@@ -22,7 +22,14 @@ from .models import AnswerPreview, Attempt, Course, Enrollment, Lesson, LessonPr
 from .preview import preview_answer
 from .progress import course_progress
 from .selftest import (
-    AnswerPending, AnswerRefused, AnsweringTooFast, QuestionState, item_context, reveal_answer, reveal_warning, states_for,
+    AnsweringTooFast,
+    AnswerPending,
+    AnswerRefused,
+    QuestionState,
+    item_context,
+    reveal_answer,
+    reveal_warning,
+    states_for,
     submit_answer,
 )
 
@@ -56,8 +63,7 @@ def course_detail(request: HttpRequest, course_slug: str) -> HttpResponse:
     progress = {}
     if request.user.is_authenticated:
         progress = {
-            p.lesson_id: p
-            for p in LessonProgress.objects.filter(user=request.user, lesson__in=lessons)
+            p.lesson_id: p for p in LessonProgress.objects.filter(user=request.user, lesson__in=lessons)
         }
     for lesson in lessons:
         lesson.user_progress = progress.get(lesson.pk)
@@ -100,15 +106,18 @@ def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> H
     return render_lesson(request, lesson)
 
 
-def render_lesson(request: HttpRequest, lesson: Lesson, *, preview: bool = False,
-                  shown: AnswerPreview | None = None) -> HttpResponse:
+def render_lesson(
+    request: HttpRequest, lesson: Lesson, *, preview: bool = False, shown: AnswerPreview | None = None
+) -> HttpResponse:
     """The lesson page; ``preview`` shows it as a student sees it, recording nothing (with the
     preview answer ``shown`` as its question's only answer: the page without JavaScript)."""
     course = lesson.course
     progress = None if preview else LessonProgress.record_visit(request.user, lesson)
     previous, following = lesson.neighbours()
     items = lesson.items()
-    states = states_for(request.user if not preview else AnonymousUser(), [i for i in items if not i.is_exercise])
+    states = states_for(
+        request.user if not preview else AnonymousUser(), [i for i in items if not i.is_exercise]
+    )
     if preview and shown is not None and shown.question_id in states:
         states[shown.question_id].attempts = [shown]
     recording = not preview and course.is_enrolled(request.user)
@@ -117,10 +126,15 @@ def render_lesson(request: HttpRequest, lesson: Lesson, *, preview: bool = False
         if item.is_exercise:
             item.ctx = exercise_item_context(item, request.user, preview=preview)
         else:
-            note = _preview_note(shown) if preview and shown is not None and shown.question_id == item.pk else ""
-            item.ctx = {**item_context(item, states[item.pk], request.user, confirm_reveal=confirming == item.slug),
-                        "recording": recording,
-                        "preview_mode": preview, "preview": note}
+            note = (
+                _preview_note(shown) if preview and shown is not None and shown.question_id == item.pk else ""
+            )
+            item.ctx = {
+                **item_context(item, states[item.pk], request.user, confirm_reveal=confirming == item.slug),
+                "recording": recording,
+                "preview_mode": preview,
+                "preview": note,
+            }
     return render(
         request,
         "courses/lesson.html",
@@ -170,42 +184,81 @@ def _get_question_for_user(request, course_slug: str, lesson_slug: str, slug: st
 
 def _previewing(request, question: Question) -> bool:
     """An instructor answering in the student preview, or without being enrolled: nothing is recorded."""
-    return (request.POST.get("preview") == "1" and question.course.is_instructor(request.user)
-            or not question.course.is_enrolled(request.user))
+    return (
+        request.POST.get("preview") == "1" and question.course.is_instructor(request.user)
+    ) or not question.course.is_enrolled(request.user)
 
 
 def _preview_note(shown: AnswerPreview | None) -> str:
     if shown is None or shown.status != AnswerPreview.Status.DONE:
         return ""
-    verdict = _("Correct.") if shown.correct else _("Not quite: score %(score)d%%.") % {"score": round(shown.score * 100)}
+    verdict = (
+        _("Correct.")
+        if shown.correct
+        else _("Not quite: score %(score)d%%.") % {"score": round(shown.score * 100)}
+    )
     return _("Preview (not recorded): %(verdict)s") % {"verdict": verdict}
 
 
-def _item_fragment(request, question: Question, *, error: str = "", previewing: bool = False,
-                   shown: AnswerPreview | None = None, confirm_reveal: bool = False, draft: dict | None = None) -> str:
+def _item_fragment(
+    request,
+    question: Question,
+    *,
+    error: str = "",
+    previewing: bool = False,
+    shown: AnswerPreview | None = None,
+    confirm_reveal: bool = False,
+    draft: dict | None = None,
+) -> str:
     """The question's HTML fragment as the lesson page shows it, for the page's script. In the
     student preview the state is a fresh student's, with the preview answer ``shown`` if any."""
     if previewing:
         state = QuestionState(question, [shown] if shown is not None else [])
     else:
         state = states_for(request.user, [question])[question.pk]
-    context = {**item_context(question, state, request.user, confirm_reveal=confirm_reveal),
-               "error": error, "preview": _preview_note(shown), "draft": draft,
-               "recording": not previewing, "preview_mode": previewing}
-    return render_to_string("courses/question_item.html", {"question": question, "ctx": context}, request=request)
+    context = {
+        **item_context(question, state, request.user, confirm_reveal=confirm_reveal),
+        "error": error,
+        "preview": _preview_note(shown),
+        "draft": draft,
+        "recording": not previewing,
+        "preview_mode": previewing,
+    }
+    return render_to_string(
+        "courses/question_item.html", {"question": question, "ctx": context}, request=request
+    )
 
 
-def _item_response(request, question: Question, *, status: int = 200, error: str = "", previewing: bool = False,
-                   shown: AnswerPreview | None = None, confirm_reveal: bool = False, draft: dict | None = None):
+def _item_response(
+    request,
+    question: Question,
+    *,
+    status: int = 200,
+    error: str = "",
+    previewing: bool = False,
+    shown: AnswerPreview | None = None,
+    confirm_reveal: bool = False,
+    draft: dict | None = None,
+):
     """After answering: the item's fragment for the page's script, else back to the lesson (to
     the student preview for an instructor's preview answer). ``draft``: an answer that was not
     taken, shown again so the student can correct it."""
     if request.headers.get("X-Requested-With") == "dikkat":
-        html = _item_fragment(request, question, error=error, previewing=previewing, shown=shown,
-                              confirm_reveal=confirm_reveal, draft=draft)
+        html = _item_fragment(
+            request,
+            question,
+            error=error,
+            previewing=previewing,
+            shown=shown,
+            confirm_reveal=confirm_reveal,
+            draft=draft,
+        )
         return HttpResponse(html, status=status)
     if confirm_reveal:
-        return redirect(question.lesson.get_absolute_url() + f"?{CONFIRM_REVEAL_PARAMETER}={question.slug}#q-{question.slug}")
+        return redirect(
+            question.lesson.get_absolute_url()
+            + f"?{CONFIRM_REVEAL_PARAMETER}={question.slug}#q-{question.slug}"
+        )
     if status >= 400:
         return render(request, "400.html", {"message": error}, status=status)
     if error:
@@ -226,8 +279,9 @@ def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, sl
         if request.POST.get("assessment") or request.headers.get("X-Requested-With") != "dikkat":
             raise  # RateLimitMiddleware's 429 page
         # The lesson's script places the question with the message; anything else it would post again.
-        response = _item_response(request, question, status=429, error=str(refused),
-                                  previewing=_previewing(request, question))
+        response = _item_response(
+            request, question, status=429, error=str(refused), previewing=_previewing(request, question)
+        )
         response["Retry-After"] = str(refused.retry_after)
         return response
     if request.POST.get("assessment"):  # sent from an assessment's page: its rules decide
@@ -245,17 +299,28 @@ def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, sl
             return respond(shown=preview_answer(request.user, question, raw))
         submit_answer(request.user, question, raw)
     except AnswerError as exc:
-        return respond(status=400, error=_("This answer could not be read: %(reason)s. Reload the page and try again.") % {"reason": exc})
+        return respond(
+            status=400,
+            error=_("This answer could not be read: %(reason)s. Reload the page and try again.")
+            % {"reason": exc},
+        )
     except NotGradable as exc:
         return respond(error=str(exc), draft=raw)
     except GraderFailed:
-        return respond(error=_("The checker failed on our side, so this answer does not count. Please try again."))
+        return respond(
+            error=_("The checker failed on our side, so this answer does not count. Please try again.")
+        )
     except AnswerRefused:
         return respond(error=_("You have used all your attempts for this question."))
     except AnswerPending:
-        return respond(error=_("Your previous answer is still being checked. Wait for its result, then try again."))
+        return respond(
+            error=_("Your previous answer is still being checked. Wait for its result, then try again.")
+        )
     except AnsweringTooFast as slow:
-        return respond(error=_("You are answering very fast. Please wait %(seconds)d seconds and try again.") % {"seconds": slow.retry_after})
+        return respond(
+            error=_("You are answering very fast. Please wait %(seconds)d seconds and try again.")
+            % {"seconds": slow.retry_after}
+        )
     return respond()
 
 
@@ -288,7 +353,9 @@ def attempt_status(request: HttpRequest, pk: int) -> JsonResponse:
     answer = get_object_or_404(answers.select_related("question__lesson__course"), pk=pk, user=request.user)
     if answer.is_pending:  # the page keeps its "checking" box: nothing to render yet
         return JsonResponse({"status": answer.status})
-    html = _item_fragment(request, answer.question, previewing=previewing, shown=answer if previewing else None)
+    html = _item_fragment(
+        request, answer.question, previewing=previewing, shown=answer if previewing else None
+    )
     return JsonResponse({"status": answer.status, "html": html})
 
 

@@ -61,6 +61,7 @@ def render_visual(name: str, lesson_dir: Path) -> tuple[str, str | None]:
 # --- numbers ----------------------------------------------------------------------------
 # The same arithmetic runs again in static/js/visuals.js; keep the two in step.
 
+
 def softmax_rows(scores: np.ndarray) -> np.ndarray:
     """Row-wise softmax with the row maximum subtracted; -inf entries get weight 0."""
     scores = np.asarray(scores, dtype=float)
@@ -112,6 +113,7 @@ def fmt_vector(vector, digits: int = 3) -> str:
 
 # --- the toy model kept in the lesson folder ---------------------------------------------
 
+
 @dataclass
 class Sentence:
     id: str
@@ -158,12 +160,16 @@ def _where(doc: TomlSource, *keys) -> str:
     return f"{TOY_FILE} line {doc.line_of(*keys)}"
 
 
-def _matrix(doc: TomlSource, value, keys: tuple, *, rows: int | None = None, cols: int | None = None) -> np.ndarray:
+def _matrix(
+    doc: TomlSource, value, keys: tuple, *, rows: int | None = None, cols: int | None = None
+) -> np.ndarray:
     name = ".".join(str(k) for k in keys)
     try:
         matrix = np.array(value, dtype=float)
     except (TypeError, ValueError):
-        raise VisualError(f"{_where(doc, *keys)}: {name} must be a table of numbers (a list of equal-length rows)")
+        raise VisualError(  # noqa: B904 -- the author needs our message, not NumPy's
+            f"{_where(doc, *keys)}: {name} must be a table of numbers (a list of equal-length rows)"
+        )
     if matrix.ndim != 2 or matrix.size == 0:
         raise VisualError(f"{_where(doc, *keys)}: {name} must be a list of equal-length rows of numbers")
     if not np.all(np.isfinite(matrix)):
@@ -180,8 +186,14 @@ def load_toy_model(lesson_dir: Path) -> ToyModel:
     doc = _read_toy(lesson_dir)
     data = doc.data
     features = data.get("features")
-    if not isinstance(features, list) or not 2 <= len(features) <= 4 or not all(isinstance(f, str) for f in features):
-        raise VisualError(f"{_where(doc, 'features')}: features must list 2 to 4 names, one per embedding dimension")
+    if (
+        not isinstance(features, list)
+        or not 2 <= len(features) <= 4
+        or not all(isinstance(f, str) for f in features)
+    ):
+        raise VisualError(
+            f"{_where(doc, 'features')}: features must list 2 to 4 names, one per embedding dimension"
+        )
     d = len(features)
     table = data.get("embeddings")
     if not isinstance(table, dict) or not table:
@@ -215,20 +227,30 @@ def load_toy_model(lesson_dir: Path) -> ToyModel:
             raise VisualError(f"{_where(doc, *keys, 'tokens')}: tokens must list 2 to 10 words")
         unknown = [t for t in tokens if t not in embeddings]
         if unknown:
-            raise VisualError(f"{_where(doc, *keys, 'tokens')}: no embedding for {', '.join(map(repr, unknown))}")
+            raise VisualError(
+                f"{_where(doc, *keys, 'tokens')}: no embedding for {', '.join(map(repr, unknown))}"
+            )
         if entry["focus"] not in tokens:
-            raise VisualError(f"{_where(doc, *keys, 'focus')}: focus {entry['focus']!r} is not one of the tokens")
+            raise VisualError(
+                f"{_where(doc, *keys, 'focus')}: focus {entry['focus']!r} is not one of the tokens"
+            )
         if entry["id"] in seen:
             raise VisualError(f"{_where(doc, *keys, 'id')}: sentence id {entry['id']!r} is used twice")
         seen.add(entry["id"])
-        sentences.append(Sentence(
-            id=str(entry["id"]), label=str(entry["label"]), text=str(entry.get("text", " ".join(tokens))),
-            tokens=[str(t) for t in tokens], focus=tokens.index(entry["focus"]),
-        ))
+        sentences.append(
+            Sentence(
+                id=str(entry["id"]),
+                label=str(entry["label"]),
+                text=str(entry.get("text", " ".join(tokens))),
+                tokens=[str(t) for t in tokens],
+                focus=tokens.index(entry["focus"]),
+            )
+        )
     return ToyModel(features, embeddings, W_q, W_k, W_v, sentences, doc)
 
 
 # --- markup helpers -----------------------------------------------------------------------
+
 
 def _e(text) -> str:
     return html.escape(str(text), quote=True)
@@ -269,8 +291,10 @@ def _arrow(x1, y1, x2, y2, cls: str, head: float = 9.0, extra: str = "") -> str:
     bx, by = x2 - ux * head, y2 - uy * head
     px, py = -uy * head * 0.45, ux * head * 0.45
     points = f"{_n(x2)},{_n(y2)} {_n(bx + px)},{_n(by + py)} {_n(bx - px)},{_n(by - py)}"
-    return (f'<g class="arrow {cls}"{extra}><line x1="{_n(x1)}" y1="{_n(y1)}" x2="{_n(bx)}" y2="{_n(by)}"/>'
-            f'<polygon points="{points}"/></g>')
+    return (
+        f'<g class="arrow {cls}"{extra}><line x1="{_n(x1)}" y1="{_n(y1)}" x2="{_n(bx)}" y2="{_n(by)}"/>'
+        f'<polygon points="{points}"/></g>'
+    )
 
 
 def _shade(weight: float) -> int:
@@ -281,7 +305,7 @@ def _shade(weight: float) -> int:
 def _choice_group(uid: str, legend: str, sentences: list[Sentence]) -> str:
     options = "".join(
         f'<label class="choice"><input type="radio" name="{uid}-sentence" value="{_e(s.id)}"'
-        f'{" checked" if i == 0 else ""}> {_e(s.label)}</label>'
+        f"{' checked' if i == 0 else ''}> {_e(s.label)}</label>"
         for i, s in enumerate(sentences)
     )
     return f'<fieldset class="choice-group"><legend>{_e(legend)}</legend>{options}</fieldset>'
@@ -289,11 +313,12 @@ def _choice_group(uid: str, legend: str, sentences: list[Sentence]) -> str:
 
 # --- heatmap: who looks at whom, with the causal rule ------------------------------------
 
+
 def _heatmap_readout(sentence: Sentence, weights: np.ndarray, row: int) -> str:
     token = sentence.tokens[row]
     visible = weights[row, : row + 1]
     best = int(np.argmax(visible))
-    later = sentence.tokens[row + 1:]
+    later = sentence.tokens[row + 1 :]
     if row == 0:
         text = f"“{token}” satırı: ilk kelime yalnızca kendine bakabiliyor ({fmt(visible[0])})."
     else:
@@ -327,32 +352,42 @@ def _heatmap_svg(uid: str, sentence: Sentence, weights: np.ndarray, layout: tupl
     for i, token in enumerate(sentence.tokens):
         y = top + i * cell + cell / 2
         focus_class = " is-focus" if i == focus else ""
-        parts.append(f'<text class="hm-label hm-row{focus_class}" data-row="{i}" x="{left - 10}" y="{_n(y)}" '
-                     f'text-anchor="end" dominant-baseline="central">{_e(token)}</text>')
+        parts.append(
+            f'<text class="hm-label hm-row{focus_class}" data-row="{i}" x="{left - 10}" y="{_n(y)}" '
+            f'text-anchor="end" dominant-baseline="central">{_e(token)}</text>'
+        )
         x = left + i * cell + cell / 2
-        parts.append(f'<text class="hm-label" x="{_n(x)}" y="{top - 10}" transform="rotate(-40 {_n(x)} {top - 10})">'
-                     f'{_e(token)}</text>')
+        parts.append(
+            f'<text class="hm-label" x="{_n(x)}" y="{top - 10}" transform="rotate(-40 {_n(x)} {top - 10})">'
+            f"{_e(token)}</text>"
+        )
     for i in range(n):
         for j in range(n):
             x, y = left + j * cell + 1, top + i * cell + 1
             if j > i:
-                parts.append(f'<rect class="hm-masked" x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}" '
-                             f'rx="3" fill="url(#{hatch})"/>')
+                parts.append(
+                    f'<rect class="hm-masked" x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}" '
+                    f'rx="3" fill="url(#{hatch})"/>'
+                )
                 continue
             w = float(weights[i, j])
             strong = " strong" if w >= 0.5 else ""
-            parts.append(f'<rect class="hm-bg" x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}" rx="3"/>'
-                         f'<rect class="hm-cell" x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}" rx="3" '
-                         f'fill-opacity="{w:.3f}"/>'
-                         f'<text class="hm-num{strong}" x="{x + (cell - 2) / 2}" y="{y + (cell - 2) / 2}" '
-                         f'text-anchor="middle" dominant-baseline="central">{fmt(w, 2)}</text>')
+            parts.append(
+                f'<rect class="hm-bg" x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}" rx="3"/>'
+                f'<rect class="hm-cell" x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}" rx="3" '
+                f'fill-opacity="{w:.3f}"/>'
+                f'<text class="hm-num{strong}" x="{x + (cell - 2) / 2}" y="{y + (cell - 2) / 2}" '
+                f'text-anchor="middle" dominant-baseline="central">{fmt(w, 2)}</text>'
+            )
     parts.append("</svg>")
     return "".join(parts)
 
 
 def _heatmap_label(sentence: Sentence, weights: np.ndarray, row: int) -> str:
-    return (f"Isı haritası, {sentence.label}: satırlar bakan kelime (Query), sütunlar bakılan kelime (Key); "
-            f"köşegenin üstü maskeli. " + _heatmap_readout(sentence, weights, row))
+    return (
+        f"Isı haritası, {sentence.label}: satırlar bakan kelime (Query), sütunlar bakılan kelime (Key); "
+        f"köşegenin üstü maskeli. " + _heatmap_readout(sentence, weights, row)
+    )
 
 
 def _weights_table(sentence: Sentence, weights: np.ndarray) -> str:
@@ -362,16 +397,20 @@ def _weights_table(sentence: Sentence, weights: np.ndarray) -> str:
         cells = []
         for j in range(len(sentence.tokens)):
             if j > i:
-                cells.append('<td class="masked"><span aria-hidden="true">—</span>'
-                             '<span class="visually-hidden">maskeli</span></td>')
+                cells.append(
+                    '<td class="masked"><span aria-hidden="true">—</span>'
+                    '<span class="visually-hidden">maskeli</span></td>'
+                )
             else:
                 cells.append(f'<td data-value="{weights[i, j]:.6f}">{fmt(weights[i, j])}</td>')
         focus = ' class="is-focus"' if i == sentence.focus else ""
         rows.append(f'<tr{focus} data-row="{i}"><th scope="row">{_e(token)}</th>{"".join(cells)}</tr>')
-    return (f'<div class="table-scroll" tabindex="0" role="region" aria-label="Ağırlıklar: {_e(sentence.label)}">'
-            f'<table class="visual-table weights-table"><caption>{_e(sentence.label)}: attention ağırlıkları '
-            f'(satır: Query, sütun: Key; her satırın toplamı 1)</caption>'
-            f'<thead><tr><td></td>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
+    return (
+        f'<div class="table-scroll" tabindex="0" role="region" aria-label="Ağırlıklar: {_e(sentence.label)}">'
+        f'<table class="visual-table weights-table"><caption>{_e(sentence.label)}: attention ağırlıkları '
+        f"(satır: Query, sütun: Key; her satırın toplamı 1)</caption>"
+        f"<thead><tr><td></td>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 @visual("heatmap")
@@ -380,21 +419,23 @@ def heatmap(lesson_dir: Path) -> str:
     uid = _uid(lesson_dir, "heatmap")
     layout = _heatmap_layout(model.sentences)
     data, panels = {"sentences": []}, []
-    for index, sentence in enumerate(model.sentences):
+    for _index, sentence in enumerate(model.sentences):
         weights = model.self_attention(sentence)["weights"]
-        data["sentences"].append({
-            "id": sentence.id,
-            "tokens": sentence.tokens,
-            "focus": sentence.focus,
-            "readouts": [_heatmap_readout(sentence, weights, i) for i in range(len(sentence.tokens))],
-            "labels": [_heatmap_label(sentence, weights, i) for i in range(len(sentence.tokens))],
-        })
+        data["sentences"].append(
+            {
+                "id": sentence.id,
+                "tokens": sentence.tokens,
+                "focus": sentence.focus,
+                "readouts": [_heatmap_readout(sentence, weights, i) for i in range(len(sentence.tokens))],
+                "labels": [_heatmap_label(sentence, weights, i) for i in range(len(sentence.tokens))],
+            }
+        )
         panels.append(
             f'<div class="visual-panel" data-panel="{_e(sentence.id)}">'
             f'<p class="panel-title">{_e(sentence.text)}</p>'
             f'<div class="figure-frame heatmap-frame">{_heatmap_svg(uid, sentence, weights, layout)}</div>'
             f'<details class="table-details" open><summary>Ağırlıklar tablo olarak</summary>'
-            f'{_weights_table(sentence, weights)}</details></div>'
+            f"{_weights_table(sentence, weights)}</details></div>"
         )
     first = model.sentences[0]
     first_weights = model.self_attention(first)["weights"]
@@ -404,24 +445,27 @@ def heatmap(lesson_dir: Path) -> str:
     )
     controls = (
         f'<div class="visual-controls" data-js-only hidden>'
-        f'{_choice_group(uid, "Cümle", model.sentences)}'
+        f"{_choice_group(uid, 'Cümle', model.sentences)}"
         f'<label class="select-field">Bakan kelime (Query) <select data-focus-select>{focus_options}</select></label>'
-        f'</div>'
+        f"</div>"
     )
-    legend = ('<p class="visual-legend"><span class="legend-item"><span class="key-swatch swatch-heat" aria-hidden="true">'
-              '</span> koyu: büyük pay</span> <span class="legend-item"><span class="key-swatch swatch-masked" '
-              'aria-hidden="true"></span> taralı: maskeli (sonraki kelime, pay yok)</span></p>')
+    legend = (
+        '<p class="visual-legend"><span class="legend-item"><span class="key-swatch swatch-heat" aria-hidden="true">'
+        '</span> koyu: büyük pay</span> <span class="legend-item"><span class="key-swatch swatch-masked" '
+        'aria-hidden="true"></span> taralı: maskeli (sonraki kelime, pay yok)</span></p>'
+    )
     return (
         f'<figure class="visual visual-heatmap" data-visual="heatmap" id="{uid}">'
         f'{_json_block(uid, data)}{controls}{legend}<div class="visual-panels">{"".join(panels)}</div>'
         f'<p class="visual-readout" aria-live="polite" data-readout>{_e(_heatmap_readout(first, first_weights, first.focus))}</p>'
-        f'<figcaption>Causal self-attention ağırlıkları: her satır bir kelimenin dikkatini kendisine ve '
-        f'<strong>önceki</strong> kelimelere nasıl paylaştırdığını gösterir; sonraki kelimeler maskelidir. '
-        f'Vurgulanan satır “{_e(first.tokens[first.focus])}”.</figcaption></figure>'
+        f"<figcaption>Causal self-attention ağırlıkları: her satır bir kelimenin dikkatini kendisine ve "
+        f"<strong>önceki</strong> kelimelere nasıl paylaştırdığını gösterir; sonraki kelimeler maskelidir. "
+        f"Vurgulanan satır “{_e(first.tokens[first.focus])}”.</figcaption></figure>"
     )
 
 
 # --- rotate: turn a query among fixed keys, watch softmax move ---------------------------
+
 
 def _rotate_config(lesson_dir: Path) -> dict:
     doc = _read_toy(lesson_dir)
@@ -432,22 +476,40 @@ def _rotate_config(lesson_dir: Path) -> dict:
     if not 2 <= len(keys) <= 5:
         raise VisualError(f"{_where(doc, 'rotate', 'keys')}: give 2 to 5 keys")
     labels = table.get("labels", [f"k{chr(0x2080 + i + 1)}" for i in range(len(keys))])
-    if not isinstance(labels, list) or len(labels) != len(keys) or not all(isinstance(x, str) for x in labels):
-        raise VisualError(f"{_where(doc, 'rotate', 'labels')}: labels must be {len(keys)} strings, one per key")
+    if (
+        not isinstance(labels, list)
+        or len(labels) != len(keys)
+        or not all(isinstance(x, str) for x in labels)
+    ):
+        raise VisualError(
+            f"{_where(doc, 'rotate', 'labels')}: labels must be {len(keys)} strings, one per key"
+        )
     length = table.get("query_length", 1.0)
     if not isinstance(length, (int, float)) or isinstance(length, bool) or not 0 < length <= 10:
-        raise VisualError(f"{_where(doc, 'rotate', 'query_length')}: query_length must be a number in (0, 10]")
+        raise VisualError(
+            f"{_where(doc, 'rotate', 'query_length')}: query_length must be a number in (0, 10]"
+        )
     scaled = table.get("scaled", False)
     if not isinstance(scaled, bool):
         raise VisualError(f"{_where(doc, 'rotate', 'scaled')}: scaled must be true or false")
     angles = table.get("angles", [0, 90, 180, 270])
     start = table.get("start", 0)
-    if (not isinstance(angles, list) or not angles
-            or not all(isinstance(a, int) and not isinstance(a, bool) and 0 <= a <= 360 for a in angles)):
+    if (
+        not isinstance(angles, list)
+        or not angles
+        or not all(isinstance(a, int) and not isinstance(a, bool) and 0 <= a <= 360 for a in angles)
+    ):
         raise VisualError(f"{_where(doc, 'rotate', 'angles')}: angles must be whole degrees from 0 to 360")
     if not isinstance(start, int) or isinstance(start, bool) or not 0 <= start <= 360:
         raise VisualError(f"{_where(doc, 'rotate', 'start')}: start must be a whole degree from 0 to 360")
-    return {"keys": keys, "labels": labels, "length": float(length), "scaled": scaled, "angles": angles, "start": start}
+    return {
+        "keys": keys,
+        "labels": labels,
+        "length": float(length),
+        "scaled": scaled,
+        "angles": angles,
+        "start": start,
+    }
 
 
 ROTATE_READOUT = "θ = {angle}°: en büyük pay {label} ({weight})."
@@ -479,25 +541,33 @@ def rotate(lesson_dir: Path) -> str:
         plane.append(_arrow(center, center, x, y, f"key-arrow c{j + 1}"))
         norm = float(np.hypot(kx, ky)) or 1.0
         lx, ly = x + kx / norm * 16, y - ky / norm * 16
-        plane.append(f'<text class="arrow-label" x="{_n(lx)}" y="{_n(ly)}" text-anchor="middle" '
-                     f'dominant-baseline="central">{_e(labels[j])}</text>')
+        plane.append(
+            f'<text class="arrow-label" x="{_n(lx)}" y="{_n(ly)}" text-anchor="middle" '
+            f'dominant-baseline="central">{_e(labels[j])}</text>'
+        )
     tip = config["length"] * unit
-    plane.append(f'<g data-query transform="rotate({-start} {center} {center})">'
-                 f'{_arrow(center, center, center + tip, center, "query-arrow", head=11)}</g>')
+    plane.append(
+        f'<g data-query transform="rotate({-start} {center} {center})">'
+        f"{_arrow(center, center, center + tip, center, 'query-arrow', head=11)}</g>"
+    )
     theta = np.deg2rad(start)
     # "q" rides beside the middle of its arrow, so it never sits on a key arrow.
     label_x = center + 0.55 * tip * np.cos(theta) - 13 * np.sin(theta)
     label_y = center - (0.55 * tip * np.sin(theta) + 13 * np.cos(theta))
-    plane.append(f'<text class="arrow-label query-label" data-query-label x="{_n(label_x)}" y="{_n(label_y)}" '
-                 f'text-anchor="middle" dominant-baseline="central">q</text>')
+    plane.append(
+        f'<text class="arrow-label query-label" data-query-label x="{_n(label_x)}" y="{_n(label_y)}" '
+        f'text-anchor="middle" dominant-baseline="central">q</text>'
+    )
     plane.append("</svg>")
 
     weights = rotate_weights(keys, start, length=config["length"], scaled=config["scaled"])
     query = config["length"] * np.array([np.cos(theta), np.sin(theta)])
     scores = keys @ query / (np.sqrt(2) if config["scaled"] else 1)
     row_h, bar_x, bar_w = 46, 70, 170
-    bars = [f'<svg class="rotate-bars" viewBox="0 0 320 {row_h * len(keys) + 8}" width="320" '
-            f'height="{row_h * len(keys) + 8}" role="img" aria-label="{_e(_rotate_bars_label(config, start))}" data-bars>']
+    bars = [
+        f'<svg class="rotate-bars" viewBox="0 0 320 {row_h * len(keys) + 8}" width="320" '
+        f'height="{row_h * len(keys) + 8}" role="img" aria-label="{_e(_rotate_bars_label(config, start))}" data-bars>'
+    ]
     best = int(np.argmax(weights))
     for j in range(len(keys)):
         y = 4 + j * row_h
@@ -509,7 +579,7 @@ def rotate(lesson_dir: Path) -> str:
             f'<rect class="bar-bg" x="{bar_x}" y="{y + 6}" width="{bar_w}" height="20" rx="3"/>'
             f'<rect class="bar" x="{bar_x}" y="{y + 6}" width="{_n(bar_w * weights[j])}" height="20" rx="3" data-bar-fill/>'
             f'<text class="bar-value" x="{bar_x + bar_w + 8}" y="{y + 16}" dominant-baseline="central" data-weight>'
-            f'{fmt(weights[j])}</text></g>'
+            f"{fmt(weights[j])}</text></g>"
         )
     bars.append("</svg>")
 
@@ -520,14 +590,25 @@ def rotate(lesson_dir: Path) -> str:
         w = rotate_weights(keys, angle, length=config["length"], scaled=config["scaled"])
         cells = "".join(f'<td data-value="{x:.6f}">{fmt(x)}</td>' for x in w)
         rows.append(f'<tr data-angle="{angle}"><th scope="row">{angle}°</th>{cells}</tr>')
-    table = (f'<details class="table-details" open><summary>Birkaç açı için paylar</summary>'
-             f'<div class="table-scroll" tabindex="0" role="region" aria-label="Açılara göre paylar">'
-             f'<table class="visual-table rotate-table"><caption>Query açısına göre softmax payları</caption>'
-             f'<thead><tr><th scope="col">θ</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div></details>')
+    table = (
+        f'<details class="table-details" open><summary>Birkaç açı için paylar</summary>'
+        f'<div class="table-scroll" tabindex="0" role="region" aria-label="Açılara göre paylar">'
+        f'<table class="visual-table rotate-table"><caption>Query açısına göre softmax payları</caption>'
+        f'<thead><tr><th scope="col">θ</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div></details>'
+    )
     data = {
-        "keys": keys.tolist(), "labels": labels, "length": config["length"], "scaled": config["scaled"],
-        "start": start, "barWidth": bar_w, "center": center, "unit": unit, "readout": ROTATE_READOUT,
-        "planeLabel": ROTATE_PLANE_LABEL, "barsLabel": ROTATE_BARS_LABEL, "scorePrefix": "skor ",
+        "keys": keys.tolist(),
+        "labels": labels,
+        "length": config["length"],
+        "scaled": config["scaled"],
+        "start": start,
+        "barWidth": bar_w,
+        "center": center,
+        "unit": unit,
+        "readout": ROTATE_READOUT,
+        "planeLabel": ROTATE_PLANE_LABEL,
+        "barsLabel": ROTATE_BARS_LABEL,
+        "scorePrefix": "skor ",
     }
     controls = (
         f'<div class="visual-controls rotate-controls" data-js-only hidden>'
@@ -544,9 +625,9 @@ def rotate(lesson_dir: Path) -> str:
         f'<div class="rotate-layout"><div class="figure-frame rotate-plane-frame">{"".join(plane)}</div>'
         f'<div class="figure-frame rotate-bars-frame">{"".join(bars)}</div></div>'
         f'<p class="visual-readout" aria-live="polite" data-readout>{_e(_rotate_readout(config, start))}</p>'
-        f'{table}<figcaption>Query okunu döndürün: her Key için skor {_math(score_tex)}, '
-        f'paylar {_math(r"a_j = \text{softmax}_j(" + score_tex + ")")}. '
-        f'Query hangi Key\'e yönelirse payın çoğu ona gider; toplam her zaman 1.</figcaption></figure>'
+        f"{table}<figcaption>Query okunu döndürün: her Key için skor {_math(score_tex)}, "
+        f"paylar {_math(r'a_j = \text{softmax}_j(' + score_tex + ')')}. "
+        f"Query hangi Key'e yönelirse payın çoğu ona gider; toplam her zaman 1.</figcaption></figure>"
     )
 
 
@@ -560,10 +641,13 @@ def _rotate_plane_label(config: dict, angle: int) -> str:
 
 def _rotate_bars_label(config: dict, angle: int) -> str:
     w = rotate_weights(config["keys"], angle, length=config["length"], scaled=config["scaled"])
-    return ROTATE_BARS_LABEL.format(angle=angle, shares=", ".join(f"{l} {fmt(x)}" for l, x in zip(config["labels"], w)))
+    return ROTATE_BARS_LABEL.format(
+        angle=angle, shares=", ".join(f"{l} {fmt(x)}" for l, x in zip(config["labels"], w))
+    )
 
 
 # --- blend: the weighted mix of values that moves "çay" ----------------------------------
+
 
 def blend_steps(model: ToyModel, sentence: Sentence) -> dict:
     """The focus word's weights over the words it may see, their values, the mix and the new vector."""
@@ -576,7 +660,9 @@ def blend_steps(model: ToyModel, sentence: Sentence) -> dict:
     return {"weights": weights, "values": values, "own": own, "mix": mix, "new": own + mix}
 
 
-def _blend_svg(model: ToyModel, sentence: Sentence, blend: dict, others: list[tuple[Sentence, dict]], bounds) -> str:
+def _blend_svg(
+    model: ToyModel, sentence: Sentence, blend: dict, others: list[tuple[Sentence, dict]], bounds
+) -> str:
     (xmin, xmax, ymin, ymax), size, margin = bounds, 340, 34
     unit = (size - 2 * margin) / max(xmax - xmin, ymax - ymin)
 
@@ -586,28 +672,40 @@ def _blend_svg(model: ToyModel, sentence: Sentence, blend: dict, others: list[tu
     ox, oy = px(0, 0)
     focus = sentence.tokens[sentence.focus]
     best = int(np.argmax(blend["weights"]))
-    label = (f"{sentence.label}: “{focus}” vektörü {fmt_vector(blend['own'], 2)} noktasından "
-             f"{fmt_vector(blend['new'], 2)} noktasına kayıyor; en büyük pay “{sentence.tokens[best]}” "
-             f"({fmt(blend['weights'][best], 2)}), Value'su {fmt_vector(blend['values'][best], 2)}.")
-    parts = [f'<svg class="blend-svg" viewBox="0 0 {size} {size}" width="{size}" height="{size}" role="img" '
-             f'aria-label="{_e(label)}">']
+    label = (
+        f"{sentence.label}: “{focus}” vektörü {fmt_vector(blend['own'], 2)} noktasından "
+        f"{fmt_vector(blend['new'], 2)} noktasına kayıyor; en büyük pay “{sentence.tokens[best]}” "
+        f"({fmt(blend['weights'][best], 2)}), Value'su {fmt_vector(blend['values'][best], 2)}."
+    )
+    parts = [
+        f'<svg class="blend-svg" viewBox="0 0 {size} {size}" width="{size}" height="{size}" role="img" '
+        f'aria-label="{_e(label)}">'
+    ]
     for g in range(int(np.ceil(xmin)), int(np.floor(xmax)) + 1):
         x, _ = px(g, 0)
-        parts.append(f'<line class="grid" x1="{_n(x)}" y1="{margin - 10}" x2="{_n(x)}" y2="{size - margin + 10}"/>')
+        parts.append(
+            f'<line class="grid" x1="{_n(x)}" y1="{margin - 10}" x2="{_n(x)}" y2="{size - margin + 10}"/>'
+        )
     for g in range(int(np.ceil(ymin)), int(np.floor(ymax)) + 1):
         _, y = px(0, g)
-        parts.append(f'<line class="grid" x1="{margin - 10}" y1="{_n(y)}" x2="{size - margin + 10}" y2="{_n(y)}"/>')
+        parts.append(
+            f'<line class="grid" x1="{margin - 10}" y1="{_n(y)}" x2="{size - margin + 10}" y2="{_n(y)}"/>'
+        )
     parts.append(_arrow(margin - 10, oy, size - 8, oy, "axis-arrow", head=7))
     parts.append(_arrow(ox, size - margin + 10, ox, 8, "axis-arrow", head=7))
-    parts.append(f'<text class="axis-label" x="{size - 8}" y="{_n(oy + 16)}" text-anchor="end">{_e(model.features[0])} →</text>')
+    parts.append(
+        f'<text class="axis-label" x="{size - 8}" y="{_n(oy + 16)}" text-anchor="end">{_e(model.features[0])} →</text>'
+    )
     parts.append(f'<text class="axis-label" x="{_n(ox + 8)}" y="16">↑ {_e(model.features[1])}</text>')
     for other, other_blend in others:
         gx, gy = px(*other_blend["new"])
         # The label goes toward the middle of the plane, so it never leaves the picture.
         left_half = gx < size / 2
-        parts.append(f'<circle class="ghost" cx="{_n(gx)}" cy="{_n(gy)}" r="6"/>'
-                     f'<text class="ghost-label" x="{_n(gx - 4 if left_half else gx + 4)}" y="{_n(gy + 22)}" '
-                     f'text-anchor="{"start" if left_half else "end"}">{_e(other.label)}</text>')
+        parts.append(
+            f'<circle class="ghost" cx="{_n(gx)}" cy="{_n(gy)}" r="6"/>'
+            f'<text class="ghost-label" x="{_n(gx - 4 if left_half else gx + 4)}" y="{_n(gy + 22)}" '
+            f'text-anchor="{"start" if left_half else "end"}">{_e(other.label)}</text>'
+        )
     for j, (w, v) in enumerate(zip(blend["weights"], blend["values"])):
         if np.hypot(*v) < 1e-9:
             continue
@@ -618,8 +716,10 @@ def _blend_svg(model: ToyModel, sentence: Sentence, blend: dict, others: list[tu
             horizontal = abs(v[0]) >= abs(v[1])
             lx, ly = (x, y + 18) if horizontal else (x + 10, y + 4)
             anchor = "middle" if horizontal else "start"
-            parts.append(f'<text class="value-label" x="{_n(lx)}" y="{_n(ly)}" text-anchor="{anchor}">'
-                         f'{_e(sentence.tokens[j])} · {fmt(w, 2)}</text>')
+            parts.append(
+                f'<text class="value-label" x="{_n(lx)}" y="{_n(ly)}" text-anchor="{anchor}">'
+                f"{_e(sentence.tokens[j])} · {fmt(w, 2)}</text>"
+            )
     sx, sy = px(*blend["own"])
     nx, ny = px(*blend["new"])
     parts.append(_arrow(ox, oy, sx, sy, "own-arrow", head=9))
@@ -628,9 +728,13 @@ def _blend_svg(model: ToyModel, sentence: Sentence, blend: dict, others: list[tu
     # The word's own label sits on the side away from where the mix pushes it.
     ux, uy = np.array([nx - sx, ny - sy]) / max(float(np.hypot(nx - sx, ny - sy)), 1e-9)
     anchor = "end" if ux > 0.5 else "start" if ux < -0.5 else "middle"
-    parts.append(f'<text class="own-label" x="{_n(sx - ux * 14)}" y="{_n(sy - uy * 16 + 4)}" '
-                 f'text-anchor="{anchor}">{_e(focus)}</text>')
-    parts.append(f'<text class="new-label" x="{_n(nx + 6)}" y="{_n(ny - 10)}" text-anchor="middle">yeni {_e(focus)}</text>')
+    parts.append(
+        f'<text class="own-label" x="{_n(sx - ux * 14)}" y="{_n(sy - uy * 16 + 4)}" '
+        f'text-anchor="{anchor}">{_e(focus)}</text>'
+    )
+    parts.append(
+        f'<text class="new-label" x="{_n(nx + 6)}" y="{_n(ny - 10)}" text-anchor="middle">yeni {_e(focus)}</text>'
+    )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -639,25 +743,31 @@ def _blend_table(sentence: Sentence, blend: dict) -> str:
     focus = sentence.tokens[sentence.focus]
     rows = "".join(
         f'<tr><th scope="row">{_e(sentence.tokens[j])}</th><td data-value="{w:.6f}">{fmt(w)}</td>'
-        f'<td>{fmt_vector(v)}</td><td>{fmt_vector(w * v)}</td></tr>'
+        f"<td>{fmt_vector(v)}</td><td>{fmt_vector(w * v)}</td></tr>"
         for j, (w, v) in enumerate(zip(blend["weights"], blend["values"]))
     )
-    foot = (f'<tr><th scope="row" colspan="3">Karışım {_math(r"\sum_j a_j v_j")}</th><td>{fmt_vector(blend["mix"])}</td></tr>'
-            f'<tr><th scope="row" colspan="3">“{_e(focus)}” (kendi vektörü)</th><td>{fmt_vector(blend["own"])}</td></tr>'
-            f'<tr class="is-focus"><th scope="row" colspan="3">Yeni “{_e(focus)}” = kendi + karışım</th>'
-            f'<td data-new>{fmt_vector(blend["new"])}</td></tr>')
-    return (f'<div class="table-scroll" tabindex="0" role="region" aria-label="Harmanlama: {_e(sentence.label)}">'
-            f'<table class="visual-table blend-table"><caption>{_e(sentence.label)}: “{_e(focus)}” için harmanlama</caption>'
-            f'<thead><tr><th scope="col">Kelime</th><th scope="col">Pay {_math("a_j")}</th>'
-            f'<th scope="col">Value {_math("v_j")}</th><th scope="col">{_math(r"a_j v_j")}</th></tr></thead>'
-            f'<tbody>{rows}</tbody><tfoot>{foot}</tfoot></table></div>')
+    foot = (
+        f'<tr><th scope="row" colspan="3">Karışım {_math(r"\sum_j a_j v_j")}</th><td>{fmt_vector(blend["mix"])}</td></tr>'
+        f'<tr><th scope="row" colspan="3">“{_e(focus)}” (kendi vektörü)</th><td>{fmt_vector(blend["own"])}</td></tr>'
+        f'<tr class="is-focus"><th scope="row" colspan="3">Yeni “{_e(focus)}” = kendi + karışım</th>'
+        f"<td data-new>{fmt_vector(blend['new'])}</td></tr>"
+    )
+    return (
+        f'<div class="table-scroll" tabindex="0" role="region" aria-label="Harmanlama: {_e(sentence.label)}">'
+        f'<table class="visual-table blend-table"><caption>{_e(sentence.label)}: “{_e(focus)}” için harmanlama</caption>'
+        f'<thead><tr><th scope="col">Kelime</th><th scope="col">Pay {_math("a_j")}</th>'
+        f'<th scope="col">Value {_math("v_j")}</th><th scope="col">{_math(r"a_j v_j")}</th></tr></thead>'
+        f"<tbody>{rows}</tbody><tfoot>{foot}</tfoot></table></div>"
+    )
 
 
 def _blend_readout(sentence: Sentence, blend: dict) -> str:
     focus = sentence.tokens[sentence.focus]
     best = int(np.argmax(blend["weights"]))
-    return (f"{sentence.label}: “{focus}” {fmt_vector(blend['own'], 2)} → {fmt_vector(blend['new'], 2)}; "
-            f"en çok “{sentence.tokens[best]}” Value'sundan pay alıyor ({fmt(blend['weights'][best], 2)}).")
+    return (
+        f"{sentence.label}: “{focus}” {fmt_vector(blend['own'], 2)} → {fmt_vector(blend['new'], 2)}; "
+        f"en çok “{sentence.tokens[best]}” Value'sundan pay alıyor ({fmt(blend['weights'][best], 2)})."
+    )
 
 
 @visual("blend")
@@ -686,9 +796,9 @@ def blend(lesson_dir: Path) -> str:
         f'<div class="visual-controls" data-js-only hidden>{_choice_group(uid, "Cümle", model.sentences)}</div>'
         f'<div class="visual-panels">{"".join(panels)}</div>'
         f'<p class="visual-readout" aria-live="polite" data-readout>{_e(_blend_readout(first, first_blend))}</p>'
-        f'<figcaption>Önceki kelimelerin Value okları (soluk: küçük pay) ağırlıklarıyla toplanır ve '
-        f'“{_e(focus)}”ın kendi vektörüne eklenir: {formula}. Boş daire, aynı kelimenin öteki cümledeki yeni yeridir.'
-        f'</figcaption></figure>'
+        f"<figcaption>Önceki kelimelerin Value okları (soluk: küçük pay) ağırlıklarıyla toplanır ve "
+        f"“{_e(focus)}”ın kendi vektörüne eklenir: {formula}. Boş daire, aynı kelimenin öteki cümledeki yeni yeridir."
+        f"</figcaption></figure>"
     )
 
 
@@ -703,7 +813,9 @@ PLAYGROUND_DEFAULTS = {
     "causal": False,
 }
 PLAYGROUND_READOUT = "{row}. Query en çok {col}. Key'e bakıyor ({weight}); çıktısı {output}."
-PLAYGROUND_INVALID = "{name}: bir sayı girin, örneğin 1,5 ya da -0.5 (ondalık için virgül ya da nokta; binlik ayırıcı yok)."
+PLAYGROUND_INVALID = (
+    "{name}: bir sayı girin, örneğin 1,5 ya da -0.5 (ondalık için virgül ya da nokta; binlik ayırıcı yok)."
+)
 
 
 def _playground_config(lesson_dir: Path) -> dict:
@@ -719,7 +831,9 @@ def _playground_config(lesson_dir: Path) -> dict:
     K = _matrix(doc, config["K"], ("playground", "K"), cols=Q.shape[1])
     V = _matrix(doc, config["V"], ("playground", "V"), rows=K.shape[0])
     if max(Q.shape + K.shape + V.shape) > 4:
-        raise VisualError(f"{_where(doc, 'playground')}: keep the playground small: at most 4 rows and 4 columns")
+        raise VisualError(
+            f"{_where(doc, 'playground')}: keep the playground small: at most 4 rows and 4 columns"
+        )
     if not isinstance(config["causal"], bool):
         raise VisualError(f"{_where(doc, 'playground', 'causal')}: causal must be true or false")
     return {"Q": Q, "K": K, "V": V, "causal": config["causal"]}
@@ -739,8 +853,10 @@ def _input_matrix(name: str, matrix: np.ndarray, title: str) -> str:
         )
         rows.append(f"<tr>{cells}</tr>")
     shape = f"{matrix.shape[0]}×{matrix.shape[1]}"
-    return (f'<fieldset class="pg-matrix"><legend>{_math(name)} <span class="muted-inline">{title}, {shape}</span></legend>'
-            f'<table class="matrix-inputs"><tbody>{"".join(rows)}</tbody></table></fieldset>')
+    return (
+        f'<fieldset class="pg-matrix"><legend>{_math(name)} <span class="muted-inline">{title}, {shape}</span></legend>'
+        f'<table class="matrix-inputs"><tbody>{"".join(rows)}</tbody></table></fieldset>'
+    )
 
 
 def _input_number(value: float) -> str:
@@ -761,8 +877,10 @@ def _result_table(key: str, caption: str, matrix: np.ndarray, col_label: str, *,
             cls = f' class="{" ".join(classes)}"' if classes else ""
             cells.append(f'<td{cls} data-i="{i}" data-j="{j}">{fmt(value)}</td>')
         rows.append(f'<tr><th scope="row">q<sub>{i + 1}</sub></th>{"".join(cells)}</tr>')
-    return (f'<div class="pg-result"><table class="visual-table matrix-table" data-result="{key}">'
-            f'<caption>{caption}</caption><thead><tr><td></td>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
+    return (
+        f'<div class="pg-result"><table class="visual-table matrix-table" data-result="{key}">'
+        f"<caption>{caption}</caption><thead><tr><td></td>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 @visual("playground")
@@ -774,24 +892,34 @@ def playground(lesson_dir: Path) -> str:
     d_k = Q.shape[1]
     weights, output = steps["weights"], steps["output"]
     best = int(np.argmax(weights[0]))
-    readout = PLAYGROUND_READOUT.format(row=1, col=best + 1, weight=fmt(weights[0, best]), output=fmt_vector(output[0]))
+    readout = PLAYGROUND_READOUT.format(
+        row=1, col=best + 1, weight=fmt(weights[0, best]), output=fmt_vector(output[0])
+    )
     data = {
         "defaults": {"Q": Q.tolist(), "K": K.tolist(), "V": V.tolist(), "causal": config["causal"]},
-        "readout": PLAYGROUND_READOUT, "invalid": PLAYGROUND_INVALID,
+        "readout": PLAYGROUND_READOUT,
+        "invalid": PLAYGROUND_INVALID,
     }
-    inputs = (_input_matrix("Q", Q, "Query'ler") + _input_matrix("K", K, "Key'ler")
-              + _input_matrix("V", V, "Value'lar"))
+    inputs = (
+        _input_matrix("Q", Q, "Query'ler")
+        + _input_matrix("K", K, "Key'ler")
+        + _input_matrix("V", V, "Value'lar")
+    )
     results = (
         _result_table("scores", f"Skorlar {_math('Q K^T')}", steps["scores"], "k")
-        + _result_table("scaled", f"Ölçekli {_math(r'Q K^T / \sqrt{' + str(d_k) + '}')}", steps["scaled"], "k")
-        + _result_table("weights", f"Ağırlıklar {_math('A = \\text{softmax}')} (satırlar)", weights, "k", heat=True)
+        + _result_table(
+            "scaled", f"Ölçekli {_math(r'Q K^T / \sqrt{' + str(d_k) + '}')}", steps["scaled"], "k"
+        )
+        + _result_table(
+            "weights", f"Ağırlıklar {_math('A = \\text{softmax}')} (satırlar)", weights, "k", heat=True
+        )
         + _result_table("output", f"Çıktı {_math('Y = A V')}", output, "v")
     )
     checked = " checked" if config["causal"] else ""
     controls = (
         f'<div class="visual-controls" data-js-only hidden>'
         f'<label class="check-field"><input type="checkbox" data-causal{checked}> Causal maske '
-        f'(her Query yalnızca kendisine ve önceki Key\'lere bakar)</label>'
+        f"(her Query yalnızca kendisine ve önceki Key'lere bakar)</label>"
         f'<button type="button" class="secondary small-button" data-reset>Varsayılana dön</button></div>'
     )
     return (
@@ -800,7 +928,7 @@ def playground(lesson_dir: Path) -> str:
         f'<p class="pg-error" role="alert" data-pg-error hidden></p>{controls}'
         f'<div class="pg-results">{results}</div>'
         f'<p class="visual-readout" aria-live="polite" data-readout>{_e(readout)}</p>'
-        f'<figcaption>Attention oyun alanı: {_math(r"\text{softmax}(Q K^T / \sqrt{d_k})\, V")} adım adım. '
-        f'Bir sayıyı değiştirin; skorlar, ağırlıklar (koyu hücre: büyük ağırlık) ve çıktı hemen yeniden hesaplanır.'
-        f'</figcaption></figure>'
+        f"<figcaption>Attention oyun alanı: {_math(r'\text{softmax}(Q K^T / \sqrt{d_k})\, V')} adım adım. "
+        f"Bir sayıyı değiştirin; skorlar, ağırlıklar (koyu hücre: büyük ağırlık) ve çıktı hemen yeniden hesaplanır."
+        f"</figcaption></figure>"
     )

@@ -144,15 +144,33 @@ def pct(values: list[float], q: float) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader.bench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m grader.bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--runs", type=int, default=40, help="sequential grades (default 40)")
-    parser.add_argument("--exercise", type=Path, help="an exercise folder (default: a built-in attention sample)")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel graders for throughput")
-    parser.add_argument("--pool", type=int, default=0, metavar="N",
-                        help="also measure with a pool of N pre-spawned single-use sandboxes")
-    parser.add_argument("--also", type=Path, action="append", default=[], metavar="DIR",
-                        help="with --pool: also measure the pool on this exercise folder (and on a code blank)")
+    parser.add_argument(
+        "--exercise", type=Path, help="an exercise folder (default: a built-in attention sample)"
+    )
+    parser.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1, help="parallel graders for throughput"
+    )
+    parser.add_argument(
+        "--pool",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also measure with a pool of N pre-spawned single-use sandboxes",
+    )
+    parser.add_argument(
+        "--also",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="with --pool: also measure the pool on this exercise folder (and on a code blank)",
+    )
     args = parser.parse_args(argv)
 
     spec, solution, cases = load_exercise(args.exercise)
@@ -205,14 +223,24 @@ def main(argv: list[str] | None = None) -> int:
     floor_p50 = statistics.median(floor_walls)
     target_tp = 0.8 * cores / floor_cpu
     load = os.getloadavg()[0]
-    print(f"cases per grade: {len(cases)}  cores: {cores}  runs: {args.runs}  load average at the end: {load:.2f}")
-    print(f"floor  python -c 'import numpy':  p50 {floor_p50 * 1000:7.1f} ms   p95 {pct(floor_walls, 95) * 1000:7.1f} ms   CPU {floor_cpu * 1000:6.1f} ms")
-    print(f"grade  (fresh sandbox):           p50 {statistics.median(latencies) * 1000:7.1f} ms   p95 {pct(latencies, 95) * 1000:7.1f} ms   CPU {grade_cpu * 1000:6.1f} ms (host + its sandbox)")
-    print(f"ratio  p50 {statistics.median(latencies) / floor_p50:.2f} x floor (target <= 1.3)   "
-          f"p95 {pct(latencies, 95) / pct(floor_walls, 95):.2f} x floor p95")
+    print(
+        f"cases per grade: {len(cases)}  cores: {cores}  runs: {args.runs}  load average at the end: {load:.2f}"
+    )
+    print(
+        f"floor  python -c 'import numpy':  p50 {floor_p50 * 1000:7.1f} ms   p95 {pct(floor_walls, 95) * 1000:7.1f} ms   CPU {floor_cpu * 1000:6.1f} ms"
+    )
+    print(
+        f"grade  (fresh sandbox):           p50 {statistics.median(latencies) * 1000:7.1f} ms   p95 {pct(latencies, 95) * 1000:7.1f} ms   CPU {grade_cpu * 1000:6.1f} ms (host + its sandbox)"
+    )
+    print(
+        f"ratio  p50 {statistics.median(latencies) / floor_p50:.2f} x floor (target <= 1.3)   "
+        f"p95 {pct(latencies, 95) / pct(floor_walls, 95):.2f} x floor p95"
+    )
     if pooled:
-        print(f"grade  (pool of {args.pool}, low load):   p50 {statistics.median(pooled) * 1000:7.1f} ms   p95 {pct(pooled, 95) * 1000:7.1f} ms"
-              f"   -> p50 {statistics.median(pooled) / floor_p50:.2f} x floor (target <= 0.3)")
+        print(
+            f"grade  (pool of {args.pool}, low load):   p50 {statistics.median(pooled) * 1000:7.1f} ms   p95 {pct(pooled, 95) * 1000:7.1f} ms"
+            f"   -> p50 {statistics.median(pooled) / floor_p50:.2f} x floor (target <= 0.3)"
+        )
     if args.pool and args.also:
         # Real work: the course's own exercises (their own limits) and a code fill-in blank.
         extra = [(folder.name, *load_exercise(folder)) for folder in args.also]
@@ -221,12 +249,18 @@ def main(argv: list[str] | None = None) -> int:
         for name, x_spec, x_solution, x_cases in extra:
             x_ref = run_reference(x_solution, x_spec, x_cases)
             p50 = pooled_p50(x_solution, x_spec, x_cases, x_ref, args.runs)
-            print(f"grade  (pool, {name}, own limits): p50 {p50 * 1000:7.1f} ms   -> {p50 / floor_p50:.2f} x floor "
-                  f"(target <= 0.3)")
-    print(f"throughput {rate:.2f} grades/s with {args.workers} workers; "
-          f"target >= 0.8 x cores / floor CPU = {target_tp:.2f}/s -> {rate / target_tp:.2f} x target")
-    print(f"           bare NumPy processes, same workers, same moment: {floor_throughput:.2f}/s "
-          f"-> grading runs at {rate / floor_throughput:.2f} x that rate")
+            print(
+                f"grade  (pool, {name}, own limits): p50 {p50 * 1000:7.1f} ms   -> {p50 / floor_p50:.2f} x floor "
+                f"(target <= 0.3)"
+            )
+    print(
+        f"throughput {rate:.2f} grades/s with {args.workers} workers; "
+        f"target >= 0.8 x cores / floor CPU = {target_tp:.2f}/s -> {rate / target_tp:.2f} x target"
+    )
+    print(
+        f"           bare NumPy processes, same workers, same moment: {floor_throughput:.2f}/s "
+        f"-> grading runs at {rate / floor_throughput:.2f} x that rate"
+    )
     return 0
 
 

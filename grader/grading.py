@@ -55,8 +55,11 @@ def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT, previe
     size, limit = len(code.encode("utf-8", "surrogatepass")), parse_spec(exercise.spec).limits.source_bytes
     if size > limit:
         raise SubmissionRefused(
-            _("Your code is %(size)s; the limit is %(limit)s. It was not saved: remove unneeded parts and "
-              "send it again.") % {"size": filesizeformat(size), "limit": filesizeformat(limit)},
+            _(
+                "Your code is %(size)s; the limit is %(limit)s. It was not saved: remove unneeded parts and "
+                "send it again."
+            )
+            % {"size": filesizeformat(size), "limit": filesizeformat(limit)},
             status=413,
         )
     code_hash = Submission.hash_code(code)
@@ -66,33 +69,44 @@ def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT, previe
         # too (SQLite's IMMEDIATE transactions already serialise writers).
         Enrollment.objects.select_for_update().filter(user=user, course_id=exercise.course_id).first()
         mine = Submission.objects.filter(user=user)
-        same = mine.filter(exercise=exercise, mode=mode, code_hash=code_hash, preview=preview).exclude(
-            verdict=Verdict.INTERNAL_ERROR
-        ).filter(graded_hash__in=[exercise.content_hash, ""]).first()
+        same = (
+            mine.filter(exercise=exercise, mode=mode, code_hash=code_hash, preview=preview)
+            .exclude(verdict=Verdict.INTERNAL_ERROR)
+            .filter(graded_hash__in=[exercise.content_hash, ""])
+            .first()
+        )
         if same is not None:
             return Accepted(same, reused=True)
         window = timedelta(seconds=settings.GRADING_RATE_WINDOW)
         recently = Q(created_at__gte=now - window)
         counts = mine.aggregate(
-            recent=Count("pk", filter=recently), oldest_recent=Min("created_at", filter=recently),
+            recent=Count("pk", filter=recently),
+            oldest_recent=Min("created_at", filter=recently),
             pending=Count("pk", filter=Q(status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])),
         )
         if counts["recent"] >= settings.GRADING_RATE_LIMIT:
             retry = int((counts["oldest_recent"] + window - now).total_seconds()) + 1
             raise SubmissionRefused(
-                _("You are sending code very fast. Please wait %(seconds)d seconds and try again.") % {"seconds": retry},
+                _("You are sending code very fast. Please wait %(seconds)d seconds and try again.")
+                % {"seconds": retry},
                 retry_after=retry,
             )
         if counts["pending"] >= settings.GRADING_MAX_PENDING:
             raise SubmissionRefused(
-                _("You already have %(count)d submissions waiting to be graded. Wait for them to finish, then try again.")
+                _(
+                    "You already have %(count)d submissions waiting to be graded. Wait for them to finish, then try again."
+                )
                 % {"count": settings.GRADING_MAX_PENDING},
                 retry_after=5,
             )
         submission = Submission.objects.create(
             # PostgreSQL text cannot hold NUL; such code is rejected below anyway, and the
             # stored copy marks where the NULs were.
-            user=user, exercise=exercise, mode=mode, code=code.replace("\x00", "\ufffd"), code_hash=code_hash,
+            user=user,
+            exercise=exercise,
+            mode=mode,
+            code=code.replace("\x00", "\ufffd"),
+            code_hash=code_hash,
             preview=preview,
             after_reveal=not preview and SolutionReveal.objects.filter(user=user, exercise=exercise).exists(),
             # The task goes on the queue when this commits; if that fails, the sweeper
@@ -102,7 +116,9 @@ def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT, previe
         problem = check_source(code, parse_spec(exercise.spec))
         if problem is not None:
             # Rejected at once (NUL bytes, empty…): nothing to run, no attempt used.
-            _store_result(submission, GradeResult(verdict=Verdict.REJECTED, message=problem), exercise.content_hash)
+            _store_result(
+                submission, GradeResult(verdict=Verdict.REJECTED, message=problem), exercise.content_hash
+            )
             submission.refresh_from_db()
             return Accepted(submission, reused=False)
         transaction.on_commit(lambda: enqueue(submission.pk, stamped=True))
@@ -127,19 +143,33 @@ def lease_duration(exercise) -> timedelta:
 
 # What grading never reads: not loaded for every task.
 GRADING_DEFERRED = (
-    "tests", "message", "stdout", "last_error", "exercise__prompt_html", "exercise__starter_code",
-    "exercise__solution_code", "exercise__reveal", "exercise__misconceptions",
-    "exercise__course__summary", "exercise__course__description_html",
+    "tests",
+    "message",
+    "stdout",
+    "last_error",
+    "exercise__prompt_html",
+    "exercise__starter_code",
+    "exercise__solution_code",
+    "exercise__reveal",
+    "exercise__misconceptions",
+    "exercise__course__summary",
+    "exercise__course__description_html",
 )
 
 
 def claim(submission_id: int) -> tuple[Submission, str] | None:
     """Take the submission if it is queued; returns it with this worker's lease token."""
-    submission = (Submission.objects.select_related("exercise__course").defer(*GRADING_DEFERRED)
-                  .filter(pk=submission_id).first())
+    submission = (
+        Submission.objects.select_related("exercise__course")
+        .defer(*GRADING_DEFERRED)
+        .filter(pk=submission_id)
+        .first()
+    )
     if submission is None or submission.status != Submission.Status.QUEUED:
         return None
-    token = leases.take(Submission, submission_id, lease_duration(submission.exercise), started_at=timezone.now())
+    token = leases.take(
+        Submission, submission_id, lease_duration(submission.exercise), started_at=timezone.now()
+    )
     if token is None:
         return None
     # Only the fields the claim changed: a full refresh would drop the loaded exercise.
@@ -153,8 +183,14 @@ def run_grading(submission: Submission) -> tuple[GradeResult, str]:
     directory = exercise_bundle(exercise)
     spec, cases, ref = bundles.load(exercise.spec, directory)
     variants = bundles.load_variants(directory)
-    result = grade(submission.code, spec, cases, ref, variants=variants,
-                   only_visible=submission.mode == Submission.Mode.RUN)
+    result = grade(
+        submission.code,
+        spec,
+        cases,
+        ref,
+        variants=variants,
+        only_visible=submission.mode == Submission.Mode.RUN,
+    )
     return result, exercise.content_hash
 
 
@@ -163,31 +199,53 @@ def result_fields(result: GradeResult) -> dict:
     return {
         "verdict": str(result.verdict),
         "score": result.score,
-        "tests": [{"name": t.name, "passed": t.passed, "hidden": t.hidden, "weight": t.weight,
-                   "message": t.message.to_dict() if t.message else None} for t in result.tests],
+        "tests": [
+            {
+                "name": t.name,
+                "passed": t.passed,
+                "hidden": t.hidden,
+                "weight": t.weight,
+                "message": t.message.to_dict() if t.message else None,
+            }
+            for t in result.tests
+        ],
         "message": result.message.to_dict() if result.message else None,
         "misconception": result.misconception or "",
     }
 
 
-def _store_result(submission: Submission, result: GradeResult, graded_hash: str, token: str | None = None) -> bool:
-    rows = Submission.objects.filter(pk=submission.pk) if token is None else leases.holding(Submission, submission.pk, token)
+def _store_result(
+    submission: Submission, result: GradeResult, graded_hash: str, token: str | None = None
+) -> bool:
+    rows = (
+        Submission.objects.filter(pk=submission.pk)
+        if token is None
+        else leases.holding(Submission, submission.pk, token)
+    )
     fields = result_fields(result)
     with transaction.atomic():
-        stored = bool(rows.update(
-            status=Submission.Status.DONE,
-            stdout=result.stdout,
-            duration_ms=result.duration_ms,
-            graded_hash=graded_hash,
-            finished_at=timezone.now(),
-            lease_token="",
-            lease_expires_at=None,
-            **fields,
-        ))
+        stored = bool(
+            rows.update(
+                status=Submission.Status.DONE,
+                stdout=result.stdout,
+                duration_ms=result.duration_ms,
+                graded_hash=graded_hash,
+                finished_at=timezone.now(),
+                lease_token="",
+                lease_expires_at=None,
+                **fields,
+            )
+        )
         if stored:
-            GradeChange.objects.create(submission_id=submission.pk, verdict=fields["verdict"],
-                                       score=fields["score"], tests=fields["tests"], graded_hash=graded_hash,
-                                       message=fields["message"], misconception=fields["misconception"])
+            GradeChange.objects.create(
+                submission_id=submission.pk,
+                verdict=fields["verdict"],
+                score=fields["score"],
+                tests=fields["tests"],
+                graded_hash=graded_hash,
+                message=fields["message"],
+                misconception=fields["misconception"],
+            )
     return stored
 
 
@@ -201,12 +259,22 @@ def grade_claimed(submission_id: int) -> str:
         result, graded_hash = run_grading(submission)
     except SandboxUnavailable as exc:
         log.error("sandbox unavailable for submission %s: %s", submission_id, exc)
-        result = GradeResult(verdict=Verdict.INTERNAL_ERROR, message=Message("The grader is not available right now. Your code was kept; an administrator has been told."))
+        result = GradeResult(
+            verdict=Verdict.INTERNAL_ERROR,
+            message=Message(
+                "The grader is not available right now. Your code was kept; an administrator has been told."
+            ),
+        )
         graded_hash = submission.exercise.content_hash
         Submission.objects.filter(pk=submission_id).update(last_error=str(exc)[:2000])
     except Exception as exc:  # the grader's own fault: recorded, not counted
         log.exception("grading submission %s failed", submission_id)
-        result = GradeResult(verdict=Verdict.INTERNAL_ERROR, message=Message("The grader failed on our side. Your code was kept and does not count as an attempt."))
+        result = GradeResult(
+            verdict=Verdict.INTERNAL_ERROR,
+            message=Message(
+                "The grader failed on our side. Your code was kept and does not count as an attempt."
+            ),
+        )
         graded_hash = submission.exercise.content_hash
         Submission.objects.filter(pk=submission_id).update(last_error=repr(exc)[:2000])
     stored = _store_result(submission, result, graded_hash, token)
@@ -221,8 +289,16 @@ def sweep(now=None) -> tuple[int, int]:
     now = now or timezone.now()
 
     def give_up(tries: int) -> dict:
-        message = Message("Grading stopped after %(tries)d tries: the grader's worker died each time. Your code was kept and does not count as an attempt.", {"tries": tries})
-        return {"status": Submission.Status.DONE, "verdict": Verdict.INTERNAL_ERROR, "score": 0.0,
-                "message": message.to_dict(), "finished_at": now}
+        message = Message(
+            "Grading stopped after %(tries)d tries: the grader's worker died each time. Your code was kept and does not count as an attempt.",
+            {"tries": tries},
+        )
+        return {
+            "status": Submission.Status.DONE,
+            "verdict": Verdict.INTERNAL_ERROR,
+            "score": 0.0,
+            "message": message.to_dict(),
+            "finished_at": now,
+        }
 
     return leases.sweep(Submission, now, enqueue, give_up, "submission")

@@ -20,7 +20,9 @@ from .models import ItemCheck
 
 log = logging.getLogger("grader")
 
-NO_GRADING_DATA = gettext_noop("This exercise has no grading data on this machine yet: import the course again.")
+NO_GRADING_DATA = gettext_noop(
+    "This exercise has no grading data on this machine yet: import the course again."
+)
 CHECK_FAILED = gettext_noop("The check failed on the grader's side; the log has the reason. Run it again.")
 
 
@@ -29,13 +31,20 @@ def programs_of(exercise) -> list[dict]:
     programs = [{"label": "", "file": "", "code": exercise.solution_code}]
     folder = Path(exercise.course.source_path).parent / exercise.source_dir
     try:
-        declared = tomllib.loads((folder / "exercise.toml").read_text(encoding="utf-8")).get("misconceptions", [])
+        declared = tomllib.loads((folder / "exercise.toml").read_text(encoding="utf-8")).get(
+            "misconceptions", []
+        )
     except (OSError, tomllib.TOMLDecodeError):
         declared = []
     for entry in declared:
         try:
-            programs.append({"label": entry["tag"], "file": entry["file"],
-                             "code": (folder / entry["file"]).read_text(encoding="utf-8")})
+            programs.append(
+                {
+                    "label": entry["tag"],
+                    "file": entry["file"],
+                    "code": (folder / entry["file"]).read_text(encoding="utf-8"),
+                }
+            )
         except (OSError, KeyError, TypeError):
             continue
     return programs
@@ -44,8 +53,11 @@ def programs_of(exercise) -> list[dict]:
 def start(exercise, user) -> ItemCheck:
     """A new check, queued when stored; an earlier one still on its way is returned instead."""
     with transaction.atomic():
-        pending = [c for c in ItemCheck.objects.filter(exercise=exercise, status__in=["queued", "running"])
-                   if not c.is_lost]
+        pending = [
+            c
+            for c in ItemCheck.objects.filter(exercise=exercise, status__in=["queued", "running"])
+            if not c.is_lost
+        ]
         if pending:
             return pending[0]
         check = ItemCheck.objects.create(exercise=exercise, requested_by=user, programs=programs_of(exercise))
@@ -62,7 +74,8 @@ def enqueue(check_id: int) -> None:
 def run(check_id: int) -> str:
     """The task body: claim the check, grade every program, store the verdicts."""
     if not ItemCheck.objects.filter(pk=check_id, status=ItemCheck.Status.QUEUED).update(
-            status=ItemCheck.Status.RUNNING, started_at=timezone.now()):
+        status=ItemCheck.Status.RUNNING, started_at=timezone.now()
+    ):
         return "skipped"
     check = ItemCheck.objects.select_related("exercise__course").get(pk=check_id)
     exercise = check.exercise
@@ -72,9 +85,16 @@ def run(check_id: int) -> str:
         runs = []
         for program in check.programs:
             result = grade(program["code"], spec, cases, ref, variants=variants if program["file"] else None)
-            runs.append({"label": program["label"], "file": program["file"], "verdict": str(result.verdict),
-                         "score": result.score, "misconception": result.misconception or "",
-                         "hidden_failed": [t.name for t in result.tests if t.hidden and not t.passed]})
+            runs.append(
+                {
+                    "label": program["label"],
+                    "file": program["file"],
+                    "verdict": str(result.verdict),
+                    "score": result.score,
+                    "misconception": result.misconception or "",
+                    "hidden_failed": [t.name for t in result.tests if t.hidden and not t.passed],
+                }
+            )
     except OSError:
         return _finish(check_id, ItemCheck.Status.FAILED, message=NO_GRADING_DATA)
     except Exception:
@@ -85,5 +105,6 @@ def run(check_id: int) -> str:
 
 def _finish(check_id: int, status: str, **fields) -> str:
     ItemCheck.objects.filter(pk=check_id, status=ItemCheck.Status.RUNNING).update(
-        status=status, finished_at=timezone.now(), **fields)
+        status=status, finished_at=timezone.now(), **fields
+    )
     return status

@@ -27,7 +27,11 @@ def take(model: type[Model], pk: int, lease: timedelta, **fields) -> str | None:
     """Move a queued row to running under a new lease; its token, or None if it was not queued."""
     token = secrets.token_hex(16)
     taken = model.objects.filter(pk=pk, status=QUEUED).update(
-        status=RUNNING, lease_token=token, lease_expires_at=timezone.now() + lease, tries=F("tries") + 1, **fields,
+        status=RUNNING,
+        lease_token=token,
+        lease_expires_at=timezone.now() + lease,
+        tries=F("tries") + 1,
+        **fields,
     )
     return token if taken else None
 
@@ -37,8 +41,13 @@ def holding(model: type[Model], pk: int, token: str):
     return model.objects.filter(pk=pk, status=RUNNING, lease_token=token)
 
 
-def sweep(model: type[Model], now: datetime, enqueue: Callable[[int], None],
-          give_up: Callable[[int], dict], what: str) -> tuple[int, int]:
+def sweep(
+    model: type[Model],
+    now: datetime,
+    enqueue: Callable[[int], None],
+    give_up: Callable[[int], dict],
+    what: str,
+) -> tuple[int, int]:
     """Queue again what lost its task or its worker; ``give_up(tries)`` gives the fields of a row
     whose workers died GRADING_MAX_TRIES times. Returns (queued again, given up)."""
     requeued = failed = 0
@@ -53,12 +62,20 @@ def sweep(model: type[Model], now: datetime, enqueue: Callable[[int], None],
     for row in expired.only("pk", "tries", "lease_token"):
         rows = holding(model, row.pk, row.lease_token)
         if row.tries >= settings.GRADING_MAX_TRIES:
-            if rows.update(lease_token="", lease_expires_at=None,
-                           last_error=f"worker lost {row.tries} times (lease expired)", **give_up(row.tries)):
+            if rows.update(
+                lease_token="",
+                lease_expires_at=None,
+                last_error=f"worker lost {row.tries} times (lease expired)",
+                **give_up(row.tries),
+            ):
                 failed += 1
                 log.error("%s %s failed after %s tries", what, row.pk, row.tries)
-        elif rows.update(status=QUEUED, lease_token="", lease_expires_at=None,
-                         last_error=f"worker lost on try {row.tries}; queued again"):
+        elif rows.update(
+            status=QUEUED,
+            lease_token="",
+            lease_expires_at=None,
+            last_error=f"worker lost on try {row.tries}; queued again",
+        ):
             requeued += 1
             transaction.on_commit(lambda pk=row.pk: enqueue(pk))
     return requeued, failed

@@ -11,11 +11,11 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
-from django.utils.translation import gettext, gettext_lazy as _
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from .core import Message
 from .core import Verdict as CoreVerdict
-
 
 VERDICT_LABELS = {
     CoreVerdict.PASSED: _("passed"),
@@ -54,14 +54,19 @@ class Submission(models.Model):
         RUN = "run", _("run on the examples")
         SUBMIT = "submit", _("submitted")
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions",
-                             verbose_name=_("student"))
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="submissions",
+        verbose_name=_("student"),
+    )
     # An instructor trying the exercise in the student preview: graded like any code, never
     # counted (attempts, gradebook, statistics, regrades, progress).
     preview = models.BooleanField(_("instructor preview"), default=False)
     # Student work outlives content: a retired exercise keeps its submissions; deleting one is refused.
-    exercise = models.ForeignKey("courses.Exercise", on_delete=models.PROTECT, related_name="submissions",
-                                 verbose_name=_("exercise"))
+    exercise = models.ForeignKey(
+        "courses.Exercise", on_delete=models.PROTECT, related_name="submissions", verbose_name=_("exercise")
+    )
     mode = models.CharField(_("mode"), max_length=8, choices=Mode, default=Mode.SUBMIT)
     code = models.TextField(_("code"))
     code_hash = models.CharField(_("code hash"), max_length=64, db_index=True)
@@ -187,10 +192,15 @@ def grading_pace() -> Pace | None:
         return pace
     from courses.models import Attempt
 
-    running = (Submission.objects.filter(status=Submission.Status.RUNNING).count()
-               + Attempt.objects.filter(status=Attempt.Status.RUNNING).count())
-    recent = Submission.objects.filter(status=Submission.Status.DONE, started_at__isnull=False).exclude(
-        verdict=Verdict.INTERNAL_ERROR).order_by("-pk")
+    running = (
+        Submission.objects.filter(status=Submission.Status.RUNNING).count()
+        + Attempt.objects.filter(status=Attempt.Status.RUNNING).count()
+    )
+    recent = (
+        Submission.objects.filter(status=Submission.Status.DONE, started_at__isnull=False)
+        .exclude(verdict=Verdict.INTERNAL_ERROR)
+        .order_by("-pk")
+    )
     rows = list(recent.values_list("started_at", "finished_at")[:20])
     pace = None
     if running and rows:
@@ -218,9 +228,15 @@ def render_message(data: dict | None) -> str:
 class SolutionReveal(models.Model):
     """A student chose to see an exercise's sample solution (allowed by its reveal rule)."""
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("student"))
-    exercise = models.ForeignKey("courses.Exercise", on_delete=models.PROTECT, related_name="solution_reveals",
-                                 verbose_name=_("exercise"))
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("student")
+    )
+    exercise = models.ForeignKey(
+        "courses.Exercise",
+        on_delete=models.PROTECT,
+        related_name="solution_reveals",
+        verbose_name=_("exercise"),
+    )
     created_at = models.DateTimeField(_("time"), default=timezone.now)
 
     class Meta:
@@ -235,16 +251,23 @@ class SolutionReveal(models.Model):
 class GradeChange(models.Model):
     """Every grade a submission has had: the first verdict and each applied regrade."""
 
-    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="grade_history",
-                                   verbose_name=_("submission"))
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="grade_history", verbose_name=_("submission")
+    )
     verdict = models.CharField(_("verdict"), max_length=16, choices=Verdict)
     score = models.FloatField(_("score"), null=True)
     tests = models.JSONField(_("tests"), default=list)
     message = models.JSONField(_("message"), null=True, blank=True)
     misconception = models.CharField(_("misconception"), max_length=64, blank=True)
     graded_hash = models.CharField(_("graded against"), max_length=64, blank=True)
-    regrade = models.ForeignKey("Regrade", null=True, blank=True, on_delete=models.SET_NULL, related_name="changes",
-                                verbose_name=_("regrade"))
+    regrade = models.ForeignKey(
+        "Regrade",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="changes",
+        verbose_name=_("regrade"),
+    )
     created_at = models.DateTimeField(_("time"), default=timezone.now)
 
     class Meta:
@@ -268,12 +291,18 @@ class Regrade(models.Model):
         APPLIED = "applied", _("applied")
         CANCELLED = "cancelled", _("cancelled")
 
-    exercise = models.ForeignKey("courses.Exercise", on_delete=models.CASCADE, related_name="regrades",
-                                 verbose_name=_("exercise"))
+    exercise = models.ForeignKey(
+        "courses.Exercise", on_delete=models.CASCADE, related_name="regrades", verbose_name=_("exercise")
+    )
     content_hash = models.CharField(_("graded against"), max_length=64)
     status = models.CharField(_("status"), max_length=10, choices=Status, default=Status.PREVIEW)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+",
-                                   verbose_name=_("started by"))
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("started by"),
+    )
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     applied_at = models.DateTimeField(_("applied"), null=True, blank=True)
 
@@ -284,8 +313,12 @@ class Regrade(models.Model):
 
 
 class RegradeItem(models.Model):
-    regrade = models.ForeignKey(Regrade, on_delete=models.CASCADE, related_name="items", verbose_name=_("regrade"))
-    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="+", verbose_name=_("submission"))
+    regrade = models.ForeignKey(
+        Regrade, on_delete=models.CASCADE, related_name="items", verbose_name=_("regrade")
+    )
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="+", verbose_name=_("submission")
+    )
     old_verdict = models.CharField(_("verdict before"), max_length=16, blank=True)
     old_score = models.FloatField(_("score before"), null=True)
     done = models.BooleanField(_("graded"), default=False)
@@ -296,7 +329,9 @@ class RegradeItem(models.Model):
     new_misconception = models.CharField(_("misconception after"), max_length=64, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["regrade", "submission"], name="one_item_per_submission")]
+        constraints = [
+            models.UniqueConstraint(fields=["regrade", "submission"], name="one_item_per_submission")
+        ]
         verbose_name = _("regraded submission")
         verbose_name_plural = _("regraded submissions")
 
@@ -317,10 +352,16 @@ class ItemCheck(models.Model):
         DONE = "done", _("done")
         FAILED = "failed", _("failed")
 
-    exercise = models.ForeignKey("courses.Exercise", on_delete=models.CASCADE, related_name="checks",
-                                 verbose_name=_("exercise"))
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+",
-                                     verbose_name=_("requested by"))
+    exercise = models.ForeignKey(
+        "courses.Exercise", on_delete=models.CASCADE, related_name="checks", verbose_name=_("exercise")
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("requested by"),
+    )
     created_at = models.DateTimeField(_("requested"), default=timezone.now)
     started_at = models.DateTimeField(_("started"), null=True, blank=True)
     finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
@@ -346,7 +387,6 @@ class ItemCheck(models.Model):
         if not self.is_pending:
             return False
         from .core import parse_spec
-
         from .core.sandbox import max_run_seconds
 
         per_run = max_run_seconds(parse_spec(self.exercise.spec).limits)

@@ -17,10 +17,9 @@ from .models import GradeChange, Regrade, RegradeItem, Submission, Verdict
 
 def regradable(exercise):
     """Submitted (not example-run) code that was actually graded."""
-    return Submission.objects.filter(exercise=exercise, mode=Submission.Mode.SUBMIT, status=Submission.Status.DONE,
-                                     preview=False).exclude(
-        verdict__in=[Verdict.REJECTED]
-    )
+    return Submission.objects.filter(
+        exercise=exercise, mode=Submission.Mode.SUBMIT, status=Submission.Status.DONE, preview=False
+    ).exclude(verdict__in=[Verdict.REJECTED])
 
 
 def start(exercise, user, submission_ids=None) -> Regrade:
@@ -28,11 +27,15 @@ def start(exercise, user, submission_ids=None) -> Regrade:
     if submission_ids is not None:
         submissions = submissions.filter(pk__in=submission_ids)
     with transaction.atomic():
-        regrade = Regrade.objects.create(exercise=exercise, content_hash=exercise.content_hash, created_by=user)
-        RegradeItem.objects.bulk_create([
-            RegradeItem(regrade=regrade, submission=s, old_verdict=s.verdict, old_score=s.score)
-            for s in submissions.only("pk", "verdict", "score")
-        ])
+        regrade = Regrade.objects.create(
+            exercise=exercise, content_hash=exercise.content_hash, created_by=user
+        )
+        RegradeItem.objects.bulk_create(
+            [
+                RegradeItem(regrade=regrade, submission=s, old_verdict=s.verdict, old_score=s.score)
+                for s in submissions.only("pk", "verdict", "score")
+            ]
+        )
         transaction.on_commit(lambda: resume(regrade))
     return regrade
 
@@ -50,7 +53,11 @@ def resume(regrade: Regrade) -> int:
 
 
 def grade_item(item_id: int) -> str:
-    item = RegradeItem.objects.select_related("regrade__exercise__course", "submission").filter(pk=item_id).first()
+    item = (
+        RegradeItem.objects.select_related("regrade__exercise__course", "submission")
+        .filter(pk=item_id)
+        .first()
+    )
     if item is None or item.done or item.regrade.status != Regrade.Status.PREVIEW:
         return "skipped"
     regrade = item.regrade
@@ -64,14 +71,22 @@ def grade_item(item_id: int) -> str:
         return str(result.verdict)
     fields = result_fields(result)
     RegradeItem.objects.filter(pk=item_id, done=False).update(
-        done=True, new_verdict=fields["verdict"], new_score=fields["score"], new_tests=fields["tests"],
-        new_message=fields["message"], new_misconception=fields["misconception"],
+        done=True,
+        new_verdict=fields["verdict"],
+        new_score=fields["score"],
+        new_tests=fields["tests"],
+        new_message=fields["message"],
+        new_misconception=fields["misconception"],
     )
     return fields["verdict"]
 
 
 def summary(regrade: Regrade) -> dict:
-    items = list(regrade.items.select_related("submission__user").order_by("submission__user__username", "submission__created_at"))
+    items = list(
+        regrade.items.select_related("submission__user").order_by(
+            "submission__user__username", "submission__created_at"
+        )
+    )
     done = [i for i in items if i.done]
     return {
         "items": items,
@@ -94,12 +109,18 @@ def _keep_in_history(submission: Submission) -> None:
     completed here; a grade with no entry at all (older data) gets one."""
     current = submission.grade_history.order_by("-created_at", "-pk").first()
     if current is not None and (current.verdict, current.score) == (submission.verdict, submission.score):
-        GradeChange.objects.filter(pk=current.pk).update(message=submission.message,
-                                                         misconception=submission.misconception)
+        GradeChange.objects.filter(pk=current.pk).update(
+            message=submission.message, misconception=submission.misconception
+        )
         return
     GradeChange.objects.create(
-        submission=submission, verdict=submission.verdict, score=submission.score, tests=submission.tests,
-        message=submission.message, misconception=submission.misconception, graded_hash=submission.graded_hash,
+        submission=submission,
+        verdict=submission.verdict,
+        score=submission.score,
+        tests=submission.tests,
+        message=submission.message,
+        misconception=submission.misconception,
+        graded_hash=submission.graded_hash,
         created_at=submission.finished_at or submission.created_at,
     )
 
@@ -115,25 +136,38 @@ def apply(regrade: Regrade) -> int:
         items = list(regrade.items.select_related("submission"))
         if not all(item.done for item in items):
             raise NotReady("the preview is not complete yet")
-        changed = [i.submission_id for i in items
-                   if (i.submission.verdict, i.submission.score) != (i.old_verdict, i.old_score)]
+        changed = [
+            i.submission_id
+            for i in items
+            if (i.submission.verdict, i.submission.score) != (i.old_verdict, i.old_score)
+        ]
         if changed:
             raise NotReady("some submissions were graded again since this preview; start a new preview")
         for item in items:
             _keep_in_history(item.submission)
             Submission.objects.filter(pk=item.submission_id).update(
-                verdict=item.new_verdict, score=item.new_score, tests=item.new_tests,
-                message=item.new_message, misconception=item.new_misconception,
+                verdict=item.new_verdict,
+                score=item.new_score,
+                tests=item.new_tests,
+                message=item.new_message,
+                misconception=item.new_misconception,
                 graded_hash=regrade.content_hash,
             )
-            GradeChange.objects.create(submission_id=item.submission_id, verdict=item.new_verdict,
-                                       score=item.new_score, tests=item.new_tests, message=item.new_message,
-                                       misconception=item.new_misconception,
-                                       graded_hash=regrade.content_hash, regrade=regrade)
+            GradeChange.objects.create(
+                submission_id=item.submission_id,
+                verdict=item.new_verdict,
+                score=item.new_score,
+                tests=item.new_tests,
+                message=item.new_message,
+                misconception=item.new_misconception,
+                graded_hash=regrade.content_hash,
+                regrade=regrade,
+            )
         regrade.status = Regrade.Status.APPLIED
         regrade.applied_at = timezone.now()
         regrade.save(update_fields=["status", "applied_at"])
         # Older open previews of this exercise now describe grades that no longer stand.
         Regrade.objects.filter(exercise=regrade.exercise, status=Regrade.Status.PREVIEW).update(
-            status=Regrade.Status.CANCELLED)
+            status=Regrade.Status.CANCELLED
+        )
     return len(items)

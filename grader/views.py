@@ -23,12 +23,19 @@ def exercise_item_context(exercise: Exercise, user, preview: bool = False) -> di
     """What the lesson page shows for an exercise: editor, latest result, sample solution.
 
     ``preview``: an instructor's own unrecorded tries in the student preview (no reveal there)."""
-    submissions = (Submission.objects.filter(user=user, exercise=exercise, preview=preview)
-                   if user.is_authenticated else Submission.objects.none())
+    submissions = (
+        Submission.objects.filter(user=user, exercise=exercise, preview=preview)
+        if user.is_authenticated
+        else Submission.objects.none()
+    )
     latest = submissions.first()
     counted = list(submissions.counted().values_list("verdict", "after_reveal"))
     solved = (Verdict.PASSED, False) in counted
-    revealed = not preview and user.is_authenticated and SolutionReveal.objects.filter(user=user, exercise=exercise).exists()
+    revealed = (
+        not preview
+        and user.is_authenticated
+        and SolutionReveal.objects.filter(user=user, exercise=exercise).exists()
+    )
     return {
         "exercise": exercise,
         "latest": latest,
@@ -36,19 +43,27 @@ def exercise_item_context(exercise: Exercise, user, preview: bool = False) -> di
         "attempts": len(counted),
         "solved": solved,
         "show_solution": revealed,
-        "can_reveal": not preview and not revealed and bool(exercise.solution_code)
+        "can_reveal": not preview
+        and not revealed
+        and bool(exercise.solution_code)
         and may_reveal(exercise.reveal, attempts=len(counted), solved=solved),
         "hints": exercise.misconception_hints,
         "history_count": submissions.count(),
     }
 
 
-def _get_exercise_for_user(request, course_slug: str, lesson_slug: str, slug: str, preview: bool = False) -> Exercise:
+def _get_exercise_for_user(
+    request, course_slug: str, lesson_slug: str, slug: str, preview: bool = False
+) -> Exercise:
     exercise = get_object_or_404(
-        Exercise.objects.active().select_related("course", "lesson__course").defer(
-            "lesson__body_source", "lesson__body_html", "lesson__course__description_html"),
-        course__retired=False, course__slug=course_slug,
-        lesson__slug=lesson_slug, lesson__retired=False, slug=slug,
+        Exercise.objects.active()
+        .select_related("course", "lesson__course")
+        .defer("lesson__body_source", "lesson__body_html", "lesson__course__description_html"),
+        course__retired=False,
+        course__slug=course_slug,
+        lesson__slug=lesson_slug,
+        lesson__retired=False,
+        slug=slug,
     )
     if preview and exercise.course.is_instructor(request.user):
         return exercise
@@ -65,9 +80,18 @@ def _get_submission_for_user(request, pk: int) -> Submission:
 
 # What a status poll never shows: not loaded on every poll.
 STATUS_DEFERRED = (
-    "code", "last_error", "exercise__prompt_html", "exercise__starter_code", "exercise__solution_code",
-    "exercise__spec", "exercise__reveal", "exercise__lesson__summary", "exercise__lesson__body_source",
-    "exercise__lesson__body_html", "exercise__lesson__course__summary", "exercise__lesson__course__description_html",
+    "code",
+    "last_error",
+    "exercise__prompt_html",
+    "exercise__starter_code",
+    "exercise__solution_code",
+    "exercise__spec",
+    "exercise__reveal",
+    "exercise__lesson__summary",
+    "exercise__lesson__body_source",
+    "exercise__lesson__body_html",
+    "exercise__lesson__course__summary",
+    "exercise__lesson__course__description_html",
 )
 
 
@@ -77,8 +101,11 @@ def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: 
     preview = request.POST.get("preview") == "1"
     exercise = _get_exercise_for_user(request, course_slug, lesson_slug, slug, preview=preview)
     preview = preview and exercise.course.is_instructor(request.user)
-    back = (reverse("instructors:preview", args=[course_slug, lesson_slug]) if preview
-            else exercise.lesson.get_absolute_url()) + f"#ex-{exercise.slug}"
+    back = (
+        reverse("instructors:preview", args=[course_slug, lesson_slug])
+        if preview
+        else exercise.lesson.get_absolute_url()
+    ) + f"#ex-{exercise.slug}"
     code = request.POST.get("code")
     mode = request.POST.get("mode", Submission.Mode.SUBMIT)
     wants_json = request.headers.get("X-Requested-With") == "dikkat"
@@ -99,7 +126,9 @@ def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: 
         accepted = submit(request.user, exercise, code, mode, preview=preview)
     except SubmissionRefused as refused:
         if wants_json:
-            response = JsonResponse({"error": str(refused), "retry_after": refused.retry_after}, status=refused.status)
+            response = JsonResponse(
+                {"error": str(refused), "retry_after": refused.retry_after}, status=refused.status
+            )
         else:
             messages.warning(request, str(refused))
             response = redirect(back)
@@ -112,7 +141,10 @@ def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: 
     if accepted.reused and not wants_json:
         messages.info(request, _("You sent this exact code before; here is its result."))
     if wants_json:
-        return JsonResponse(_status_payload(request, submission, reused=accepted.reused), status=202 if submission.is_pending else 200)
+        return JsonResponse(
+            _status_payload(request, submission, reused=accepted.reused),
+            status=202 if submission.is_pending else 200,
+        )
     return redirect(back)
 
 
@@ -126,10 +158,14 @@ def _status_payload(request, submission: Submission, reused: bool = False) -> di
         "score": submission.score,
         "reused": reused,
         "status_url": reverse("submission_status", args=[submission.pk]),
-        "html": render_to_string("grader/result.html", {
-            "submission": submission,
-            "hints": submission.exercise.misconception_hints if not submission.is_pending else {},
-        }, request=request),
+        "html": render_to_string(
+            "grader/result.html",
+            {
+                "submission": submission,
+                "hints": submission.exercise.misconception_hints if not submission.is_pending else {},
+            },
+            request=request,
+        ),
     }
     # A long queue is not asked every half second: the page polls again near the expected verdict.
     poll_after = submission.poll_after_ms()
@@ -170,4 +206,6 @@ def history(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str)
         submission.number = totals.get(submission.mode, 0) - seen.get(submission.mode, 0)
         seen[submission.mode] = seen.get(submission.mode, 0) + 1
     hints = exercise.misconception_hints
-    return render(request, "grader/history.html", {"exercise": exercise, "submissions": submissions, "hints": hints})
+    return render(
+        request, "grader/history.html", {"exercise": exercise, "submissions": submissions, "hints": hints}
+    )

@@ -9,9 +9,21 @@ def bar_chart(rows: list[tuple[str, int]], title: str, label_heading: str = "") 
     largest = max(count for _, count in rows) or 1
     bar_height, gap, width = 22, 6, 100
     bars = [
-        {"label": label, "count": count, "y": i * (bar_height + gap), "width": round(width * count / largest, 2)}
+        {
+            "label": label,
+            "count": count,
+            "y": i * (bar_height + gap),
+            "width": round(width * count / largest, 2),
+        }
         for i, (label, count) in enumerate(rows)
     ]
-    return render_to_string("instructors/bar_chart.html", {
-        "title": title, "label_heading": label_heading, "bars": bars, "height": len(rows) * (bar_height + gap), "bar_height": bar_height,
-    })
+    return render_to_string(
+        "instructors/bar_chart.html",
+        {
+            "title": title,
+            "label_heading": label_heading,
+            "bars": bars,
+            "height": len(rows) * (bar_height + gap),
+            "bar_height": bar_height,
+        },
+    )

@@ -97,22 +97,38 @@ def gradebook(course: Course, items: list) -> list[Row]:
     scores: dict[tuple[int, str], list] = defaultdict(list)
     counts: Counter = Counter()
     activity: dict[int, datetime] = {}
-    attempts = Attempt.objects.filter(question_id__in=question_ids, user_id__in=rows,
-                                      status=Attempt.Status.DONE).order_by("created_at", "pk")
-    for user_id, question_id, kind, score, created in attempts.values_list("user_id", "question_id", "kind", "score", "created_at"):
+    attempts = Attempt.objects.filter(
+        question_id__in=question_ids, user_id__in=rows, status=Attempt.Status.DONE
+    ).order_by("created_at", "pk")
+    for user_id, question_id, kind, score, created in attempts.values_list(
+        "user_id", "question_id", "kind", "score", "created_at"
+    ):
         key = (user_id, question_ids[question_id])
         scores[key].append((created, score))
         counts[key] += kind == Attempt.Kind.ANSWER
         activity[user_id] = max(activity.get(user_id, created), created)
-    submissions = Submission.objects.counted().filter(exercise_id__in=exercise_ids, user_id__in=rows).order_by("created_at", "pk")
+    submissions = (
+        Submission.objects.counted()
+        .filter(exercise_id__in=exercise_ids, user_id__in=rows)
+        .order_by("created_at", "pk")
+    )
     for user_id, exercise_id, score, after_reveal, created in submissions.values_list(
-            "user_id", "exercise_id", "score", "after_reveal", "created_at"):
+        "user_id", "exercise_id", "score", "after_reveal", "created_at"
+    ):
         key = (user_id, exercise_ids[exercise_id])
         scores[key].append((created, 0.0 if after_reveal else score or 0.0))
         counts[key] += 1
-    for user_id, last in Submission.objects.filter(exercise__course=course, user_id__in=rows, preview=False).values_list("user_id").annotate(last=Max("created_at")):
+    for user_id, last in (
+        Submission.objects.filter(exercise__course=course, user_id__in=rows, preview=False)
+        .values_list("user_id")
+        .annotate(last=Max("created_at"))
+    ):
         activity[user_id] = max(activity.get(user_id, last), last)
-    for user_id, last in LessonProgress.objects.filter(lesson__course=course, user_id__in=rows).values_list("user_id").annotate(last=Max("last_visited_at")):
+    for user_id, last in (
+        LessonProgress.objects.filter(lesson__course=course, user_id__in=rows)
+        .values_list("user_id")
+        .annotate(last=Max("last_visited_at"))
+    ):
         activity[user_id] = max(activity.get(user_id, last), last)
     for user_id, row in rows.items():
         row.last_activity = activity.get(user_id)
@@ -155,7 +171,9 @@ def question_stats(question) -> tuple[ItemStats, dict]:
     chosen: Counter = Counter()
     wrong_texts: Counter = Counter()
     for attempt in answers:
-        per_student[attempt.user_id].append((attempt.created_at, attempt.correct and not attempt.after_reveal))
+        per_student[attempt.user_id].append(
+            (attempt.created_at, attempt.correct and not attempt.after_reveal)
+        )
         tags.update(attempt.misconceptions)
         answer = attempt.answer or {}
         if question.kind == "single_choice":
@@ -183,7 +201,8 @@ def exercise_stats(exercise) -> tuple[ItemStats, dict]:
     tags: Counter = Counter()
     for submission in submissions:
         per_student[submission.user_id].append(
-            (submission.created_at, submission.verdict == Verdict.PASSED and not submission.after_reveal))
+            (submission.created_at, submission.verdict == Verdict.PASSED and not submission.after_reveal)
+        )
         verdicts[submission.verdict] += 1
         if submission.misconception:
             tags[submission.misconception] += 1
@@ -211,7 +230,12 @@ class Cluster:
 def error_clusters(exercise) -> list[Cluster]:
     """Failing submissions grouped by what went wrong, largest group first."""
     clusters: dict[tuple, Cluster] = {}
-    failing = Submission.objects.counted().filter(exercise=exercise).exclude(verdict=Verdict.PASSED).select_related("user")
+    failing = (
+        Submission.objects.counted()
+        .filter(exercise=exercise)
+        .exclude(verdict=Verdict.PASSED)
+        .select_related("user")
+    )
     for submission in failing.order_by("-created_at"):
         error = ""
         for test in submission.tests:

@@ -19,7 +19,8 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from courses.models import AnswerPreview, Course
-from grader import itemcheck, regrade as regrades
+from grader import itemcheck
+from grader import regrade as regrades
 from grader.models import Regrade, Submission
 
 from . import stats
@@ -76,15 +77,30 @@ def gradebook(request: HttpRequest, course_slug: str) -> HttpResponse:
     rows = stats.gradebook(course, items)
     query = request.GET.get("q", "").strip()
     if query:
-        rows = [r for r in rows if query.casefold() in r.user.username.casefold() or query.casefold() in r.user.email.casefold()]
+        rows = [
+            r
+            for r in rows
+            if query.casefold() in r.user.username.casefold() or query.casefold() in r.user.email.casefold()
+        ]
     if request.GET.get("only") == "incomplete":
         rows = [r for r in rows if any((c.score or 0) < 1 for c in r.cells.values())]
     rows, sort, descending = _sorted_rows(request, rows, items)
     table = [{"row": row, "cells": [row.cells[item.key] for item in items]} for row in rows]
-    return render(request, "instructors/gradebook.html", {
-        "course": course, "items": items, "table": table, "sort": sort, "desc": descending,
-        "lessons": course.active_lessons(), "lesson": lesson, "query": query, "only": request.GET.get("only", ""),
-    })
+    return render(
+        request,
+        "instructors/gradebook.html",
+        {
+            "course": course,
+            "items": items,
+            "table": table,
+            "sort": sort,
+            "desc": descending,
+            "lessons": course.active_lessons(),
+            "lesson": lesson,
+            "query": query,
+            "only": request.GET.get("only", ""),
+        },
+    )
 
 
 def _csv_cell(value: str) -> str:
@@ -107,15 +123,25 @@ def gradebook_csv(request: HttpRequest, course_slug: str, excel: bool = False) -
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     response.write("\ufeff")
     writer = csv.writer(response, delimiter=";" if excel else ",")
-    writer.writerow([_("username"), _("e-mail"), _("enrolled"), _("last activity"), _("total")]
-                    + [item.slug for item in items])
+    writer.writerow(
+        [_("username"), _("e-mail"), _("enrolled"), _("last activity"), _("total")]
+        + [item.slug for item in items]
+    )
     for row in rows:
         writer.writerow(
-            [_csv_cell(row.user.username), _csv_cell(row.user.email),
-             timezone.localtime(row.enrolled_at).date().isoformat(),
-             timezone.localtime(row.last_activity).isoformat(timespec="minutes") if row.last_activity else "",
-             number(row.total)]
-            + ["" if row.cells[item.key].score is None else number(row.cells[item.key].score) for item in items]
+            [
+                _csv_cell(row.user.username),
+                _csv_cell(row.user.email),
+                timezone.localtime(row.enrolled_at).date().isoformat(),
+                timezone.localtime(row.last_activity).isoformat(timespec="minutes")
+                if row.last_activity
+                else "",
+                number(row.total),
+            ]
+            + [
+                "" if row.cells[item.key].score is None else number(row.cells[item.key].score)
+                for item in items
+            ]
         )
     return response
 
@@ -128,8 +154,11 @@ def item_stats(request: HttpRequest, course_slug: str, kind: str, slug: str) -> 
     if kind == "e":
         summary, detail = stats.exercise_stats(item)
         labels = dict(Submission._meta.get_field("verdict").choices)
-        context["chart"] = bar_chart([(labels.get(v, v), n) for v, n in sorted(detail["verdicts"].items())],
-                                     _("Verdicts of submitted code"), label_heading=_("Verdict"))
+        context["chart"] = bar_chart(
+            [(labels.get(v, v), n) for v, n in sorted(detail["verdicts"].items())],
+            _("Verdicts of submitted code"),
+            label_heading=_("Verdict"),
+        )
         context["hidden_failures"] = detail["hidden_failures"]
         context["clusters"] = stats.error_clusters(item)[:10]
         context["regrades"] = item.regrades.all()[:10]
@@ -140,10 +169,15 @@ def item_stats(request: HttpRequest, course_slug: str, kind: str, slug: str) -> 
         context["wrong_texts"] = detail["wrong_texts"]
     context["summary"] = summary
     labels = context["misconception_labels"] = stats.misconception_labels(item)
-    context["misconception_chart"] = bar_chart(
-        [(_misconception_row(tag, labels), n) for tag, n in summary.misconceptions], _("Misconceptions matched"),
-        label_heading=_("Misconception"),
-    ) if summary.misconceptions else ""
+    context["misconception_chart"] = (
+        bar_chart(
+            [(_misconception_row(tag, labels), n) for tag, n in summary.misconceptions],
+            _("Misconceptions matched"),
+            label_heading=_("Misconception"),
+        )
+        if summary.misconceptions
+        else ""
+    )
     return render(request, "instructors/item.html", context)
 
 
@@ -161,7 +195,10 @@ def _choice_rows(question, chosen) -> list[tuple[str, int]]:
 
     spec = question.spec
     if question.kind in ("single_choice", "multiple_choice"):
-        return [(("✓ " if o["correct"] else "") + html_to_text(o["html"]), chosen.get(o["id"], 0)) for o in spec["options"]]
+        return [
+            (("✓ " if o["correct"] else "") + html_to_text(o["html"]), chosen.get(o["id"], 0))
+            for o in spec["options"]
+        ]
     if question.kind == "matching":
         lefts = {l["id"]: (html_to_text(l["html"]), l["answer"]) for l in spec["lefts"]}
         rights = {r["id"]: html_to_text(r["html"]) for r in spec["rights"]}
@@ -184,30 +221,43 @@ def student_submissions(request: HttpRequest, course_slug: str, slug: str, user_
     course = _get_course_for_instructor(request, course_slug)
     exercise = _get_item(course, "e", slug)
     student = get_object_or_404(User, pk=user_id, enrollments__course=course)
-    submissions = Submission.objects.filter(exercise=exercise, user=student, preview=False).order_by("-created_at", "-pk")
+    submissions = Submission.objects.filter(exercise=exercise, user=student, preview=False).order_by(
+        "-created_at", "-pk"
+    )
     page = Paginator(submissions, SUBMISSIONS_PER_PAGE).get_page(request.GET.get("page"))
     # One older than the page's last, for its diff; highlighting and diffs only for this page.
     start = max(page.start_index() - 1, 0)
-    shown = list(submissions.prefetch_related("grade_history")[start:page.end_index() + 1])
+    shown = list(submissions.prefetch_related("grade_history")[start : page.end_index() + 1])
     formatter = HtmlFormatter(nowrap=True)
     entries = []
-    for index, submission in enumerate(shown[:page.end_index() - start]):
+    for index, submission in enumerate(shown[: page.end_index() - start]):
         previous = shown[index + 1] if index + 1 < len(shown) else None
         diff = []
         if previous is not None:
             diff = _diff_lines(previous.code, submission.code, f"#{previous.pk}", f"#{submission.pk}")
-        entries.append({
-            "submission": submission,
-            "code_html": highlight(submission.code, PythonLexer(), formatter),
-            "diff": diff,
-            # The grades it had before its current one (the newest history entry is the current one).
-            "earlier_grades": list(submission.grade_history.all())[:-1],
-        })
+        entries.append(
+            {
+                "submission": submission,
+                "code_html": highlight(submission.code, PythonLexer(), formatter),
+                "diff": diff,
+                # The grades it had before its current one (the newest history entry is the current one).
+                "earlier_grades": list(submission.grade_history.all())[:-1],
+            }
+        )
     hints = exercise.misconception_hints
-    return render(request, "instructors/submissions.html", {
-        "course": course, "exercise": exercise, "student": student, "entries": entries, "hints": hints,
-        "page": page, "misconception_labels": stats.misconception_labels(exercise),
-    })
+    return render(
+        request,
+        "instructors/submissions.html",
+        {
+            "course": course,
+            "exercise": exercise,
+            "student": student,
+            "entries": entries,
+            "hints": hints,
+            "page": page,
+            "misconception_labels": stats.misconception_labels(exercise),
+        },
+    )
 
 
 def _diff_lines(old: str, new: str, old_name: str, new_name: str) -> list[tuple[str, str]]:
@@ -248,15 +298,27 @@ def regrade_detail(request: HttpRequest, course_slug: str, pk: int) -> HttpRespo
             except regrades.NotReady as exc:
                 messages.error(request, _("Not applied: %(reason)s.") % {"reason": exc})
             else:
-                messages.success(request, _("%(count)d grade(s) updated; the old ones stay in each submission's history.") % {"count": count})
+                messages.success(
+                    request,
+                    _("%(count)d grade(s) updated; the old ones stay in each submission's history.")
+                    % {"count": count},
+                )
         elif action == "resume":
             count = regrades.resume(regrade)
             messages.info(request, _("%(count)d submission(s) queued again.") % {"count": count})
         elif action == "cancel" and regrade.status == Regrade.Status.PREVIEW:
             Regrade.objects.filter(pk=regrade.pk).update(status=Regrade.Status.CANCELLED)
         return redirect("instructors:regrade", course.slug, regrade.pk)
-    return render(request, "instructors/regrade.html", {"course": course, "regrade": regrade, **regrades.summary(regrade),
-                                                        "misconception_labels": stats.misconception_labels(regrade.exercise)})
+    return render(
+        request,
+        "instructors/regrade.html",
+        {
+            "course": course,
+            "regrade": regrade,
+            **regrades.summary(regrade),
+            "misconception_labels": stats.misconception_labels(regrade.exercise),
+        },
+    )
 
 
 @login_required
@@ -267,7 +329,11 @@ def lesson_preview(request: HttpRequest, course_slug: str, lesson_slug: str) -> 
     lesson = get_object_or_404(course.lessons.active(), slug=lesson_slug)
     # ?onizleme=<id>: the instructor's preview answer to one question, checking or checked.
     shown_id = request.GET.get("onizleme", "")
-    shown = AnswerPreview.objects.filter(pk=shown_id, user=request.user, question__lesson=lesson).first() if shown_id.isdigit() else None
+    shown = (
+        AnswerPreview.objects.filter(pk=shown_id, user=request.user, question__lesson=lesson).first()
+        if shown_id.isdigit()
+        else None
+    )
     return render_lesson(request, lesson, preview=True, shown=shown)
 
 
@@ -281,5 +347,13 @@ def test_item(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse
         itemcheck.start(exercise, request.user)
         return redirect("instructors:test_item", course.slug, exercise.slug)
     check = exercise.checks.first()
-    return render(request, "instructors/test_item.html", {"course": course, "exercise": exercise, "check": check,
-                                                          "misconception_labels": stats.misconception_labels(exercise)})
+    return render(
+        request,
+        "instructors/test_item.html",
+        {
+            "course": course,
+            "exercise": exercise,
+            "check": check,
+            "misconception_labels": stats.misconception_labels(exercise),
+        },
+    )

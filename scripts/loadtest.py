@@ -79,12 +79,18 @@ class Student:
                 return response.status, (json.loads(text) if json_reply else text), response.headers
         except urllib.error.HTTPError as error:
             text = error.read().decode()
-            return error.code, (json.loads(text) if json_reply and text.startswith("{") else text), error.headers
+            return (
+                error.code,
+                (json.loads(text) if json_reply and text.startswith("{") else text),
+                error.headers,
+            )
 
     def join(self) -> None:
         self.get("/accounts/kayit/")
         password = "Yuk-testi-parola-2026"
-        status, _, _ = self.post("/accounts/kayit/", {"username": self.name, "password1": password, "password2": password})
+        status, _, _ = self.post(
+            "/accounts/kayit/", {"username": self.name, "password1": password, "password2": password}
+        )
         if status != 200:
             raise RuntimeError(f"sign-up failed for {self.name}: {status}")
         self.get(f"/kurs/{COURSE}/")
@@ -106,11 +112,14 @@ FILL_IN = "sdp-mask-fill"  # a self-test question with a code blank: graded thro
 FILL_IN_ANSWERS = ["-np.inf", "-1e9", "0", "np.inf"]  # right, right, two known misconceptions
 
 
-def answer_fill_in(student: Student, rng: random.Random, answers: list, lock: threading.Lock, deadline: float) -> None:
+def answer_fill_in(
+    student: Student, rng: random.Random, answers: list, lock: threading.Lock, deadline: float
+) -> None:
     """Answer the lesson's code fill-in once and follow it to its result, as static/js/selftest.js does."""
     started = time.monotonic()
-    status, html, _ = student.post(f"/kurs/{COURSE}/{LESSON}/soru/{FILL_IN}/", {"blank-0": rng.choice(FILL_IN_ANSWERS)},
-                                   fragment=True)
+    status, html, _ = student.post(
+        f"/kurs/{COURSE}/{LESSON}/soru/{FILL_IN}/", {"blank-0": rng.choice(FILL_IN_ANSWERS)}, fragment=True
+    )
     found = re.search(r'data-status-url="(/cevap/(\d+)/durum/)"', html) if status == 200 else None
     if found is None:
         with lock:
@@ -129,16 +138,26 @@ def answer_fill_in(student: Student, rng: random.Random, answers: list, lock: th
         answers.append(record)
 
 
-def run_student(student: Student, count: int, results: list, answers: list, lock: threading.Lock,
-                ready: threading.Barrier, deadline: float, seed: int) -> None:
+def run_student(
+    student: Student,
+    count: int,
+    results: list,
+    answers: list,
+    lock: threading.Lock,
+    ready: threading.Barrier,
+    deadline: float,
+    seed: int,
+) -> None:
     rng = random.Random(seed)
     # Before the rush: sign up (which logs in), enrol, open the lesson. Then everybody waits
     # for the deadline rush together, as a class at its desks would.
     try:
         student.join()
-    except Exception as error:  # counted below as refused submissions
+    except Exception as error:  # noqa: BLE001 -- counted below as refused submissions
         with lock:
-            results.extend({"kind": "join", "id": None, "error": repr(error), "seconds": None} for _ in range(count))
+            results.extend(
+                {"kind": "join", "id": None, "error": repr(error), "seconds": None} for _ in range(count)
+            )
         ready.wait()
         return
     ready.wait()
@@ -158,7 +177,13 @@ def run_student(student: Student, count: int, results: list, answers: list, lock
             with lock:
                 results.append({"kind": kind, "id": None, "error": f"HTTP {status}", "seconds": None})
             continue
-        record = {"kind": kind, "id": reply["id"], "verdict": reply.get("verdict"), "seconds": None, "polls": []}
+        record = {
+            "kind": kind,
+            "id": reply["id"],
+            "verdict": reply.get("verdict"),
+            "seconds": None,
+            "polls": [],
+        }
         url = reply["status_url"]
         # As static/js/exercise.js polls: when the server expects the verdict (poll_after_ms),
         # else backing off from 0.5 s to 3 s.
@@ -234,8 +259,14 @@ def machine_busy() -> float:
 
 def sandbox_cpu() -> float | None:
     """CPU seconds used by every grading sandbox so far (the grader's cpuacct parent cgroup)."""
-    own = next((line.split(":", 2)[2] for line in Path("/proc/self/cgroup").read_text().splitlines()
-                if line.split(":", 2)[1].split(",").count("cpuacct")), None)
+    own = next(
+        (
+            line.split(":", 2)[2]
+            for line in Path("/proc/self/cgroup").read_text().splitlines()
+            if line.split(":", 2)[1].split(",").count("cpuacct")
+        ),
+        None,
+    )
     if own is None:
         return None
     usage = SANDBOX_CPUACCT / own.lstrip("/") / "dikkat-grader" / "cpuacct.usage"
@@ -258,8 +289,13 @@ class CpuAccount:
     def sample(self) -> None:
         """Note every site process's CPU so far (killed workers keep what they had used)."""
         for pid, cmdline in site_processes(self.marker).items():
-            kind = ("grading workers (Django side)" if b"grading_worker" in cmdline
-                    else "web server (gunicorn)" if b"gunicorn" in cmdline else "supervisor")
+            kind = (
+                "grading workers (Django side)"
+                if b"grading_worker" in cmdline
+                else "web server (gunicorn)"
+                if b"gunicorn" in cmdline
+                else "supervisor"
+            )
             self.seen[pid] = (kind, process_cpu(pid) - self.base.get(pid, 0.0))
 
     def report(self, elapsed: float, graded: int) -> list[str]:
@@ -271,12 +307,22 @@ class CpuAccount:
         if sandbox is not None and self.sandbox0 is not None:
             parts = {"grading sandboxes": sandbox - self.sandbox0, **parts}
         parts["load generator (this script)"] = time.process_time() - self.self0
-        lines = [f"CPU:       {busy:.1f} s busy of {elapsed * (os.cpu_count() or 1):.1f} s on {os.cpu_count()} cores"]
+        lines = [
+            f"CPU:       {busy:.1f} s busy of {elapsed * (os.cpu_count() or 1):.1f} s on {os.cpu_count()} cores"
+        ]
         for kind, seconds in parts.items():
-            lines.append(f"           {seconds:7.1f} s {100 * seconds / busy:3.0f} %  {kind}"
-                         + (f" ({1000 * seconds / graded:.0f} ms per graded submission)" if graded and kind != "load generator (this script)" else ""))
+            lines.append(
+                f"           {seconds:7.1f} s {100 * seconds / busy:3.0f} %  {kind}"
+                + (
+                    f" ({1000 * seconds / graded:.0f} ms per graded submission)"
+                    if graded and kind != "load generator (this script)"
+                    else ""
+                )
+            )
         other = busy - sum(parts.values())
-        lines.append(f"           {other:7.1f} s {100 * other / busy:3.0f} %  everything else (kernel, sandbox set-up outside the cgroups)")
+        lines.append(
+            f"           {other:7.1f} s {100 * other / busy:3.0f} %  everything else (kernel, sandbox set-up outside the cgroups)"
+        )
         return lines
 
 
@@ -298,28 +344,52 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--kills", type=int, default=2)
-    parser.add_argument("--timeout", type=float, default=900, help="give up on the run after this many seconds")
+    parser.add_argument(
+        "--timeout", type=float, default=900, help="give up on the run after this many seconds"
+    )
     args = parser.parse_args()
 
-    print(f"==> Grader benchmark now, before the site starts ({args.workers} graders in parallel, fresh sandboxes)")
+    print(
+        f"==> Grader benchmark now, before the site starts ({args.workers} graders in parallel, fresh sandboxes)"
+    )
     rates = grader_rates(args.workers)
     for name, rate in rates.items():
         print(f"    {name}: {rate:.2f} grades/s")
 
     var = Path(tempfile.mkdtemp(prefix="dikkat-loadtest-"))
     marker = f"DIKKAT_LOADTEST={var.name}"
-    env = {**os.environ, "DIKKAT_VAR_DIR": str(var), "DIKKAT_LOADTEST": var.name,
-           "GRADER_DATA_DIR": str(ROOT / "var" / "grader"),
-           # Students here submit as fast as grading allows; the per-student pending cap stays.
-           "GRADING_RATE_LIMIT": "1000"}
+    env = {
+        **os.environ,
+        "DIKKAT_VAR_DIR": str(var),
+        "DIKKAT_LOADTEST": var.name,
+        "GRADER_DATA_DIR": str(ROOT / "var" / "grader"),
+        # Students here submit as fast as grading allows; the per-student pending cap stays.
+        "GRADING_RATE_LIMIT": "1000",
+    }
     env.pop("DATABASE_URL", None)
     print(f"==> Preparing a throw-away site in {var}")
     for command in (["migrate", "-v", "0"], ["import_course", f"courses/content/{COURSE}"]):
-        subprocess.run([PYTHON, "manage.py", *command], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [PYTHON, "manage.py", *command], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL
+        )
     base = f"http://127.0.0.1:{args.port}"
     server = subprocess.Popen(
-        [PYTHON, "manage.py", "serve", "--bind", f"127.0.0.1:{args.port}", "--workers", str(args.workers), "--web-workers", "2"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=open(var / "serve.log", "w"), start_new_session=True,
+        [
+            PYTHON,
+            "manage.py",
+            "serve",
+            "--bind",
+            f"127.0.0.1:{args.port}",
+            "--workers",
+            str(args.workers),
+            "--web-workers",
+            "2",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(var / "serve.log", "w"),  # noqa: SIM115 -- the server keeps it
+        start_new_session=True,
     )
     try:
         wait_for(base + "/", 60)
@@ -332,7 +402,11 @@ def main() -> int:
         joined = time.monotonic()
         deadline = joined + args.timeout
         threads = [
-            threading.Thread(target=run_student, args=(Student(base, i), args.per_student, results, answers, lock, ready, deadline, i), daemon=True)
+            threading.Thread(
+                target=run_student,
+                args=(Student(base, i), args.per_student, results, answers, lock, ready, deadline, i),
+                daemon=True,
+            )
             for i in range(args.students)
         ]
         for thread in threads:
@@ -342,7 +416,9 @@ def main() -> int:
             print(f"    ready after {time.monotonic() - joined:.1f} s")
         except threading.BrokenBarrierError:
             print("    some students never got ready (see the refused count below)")
-        print(f"==> The rush: {args.students} students × {args.per_student} submissions = {total}, {args.workers} grading workers")
+        print(
+            f"==> The rush: {args.students} students × {args.per_student} submissions = {total}, {args.workers} grading workers"
+        )
         account = CpuAccount(marker)
         started = time.monotonic()
         kills = 0
@@ -371,11 +447,22 @@ def main() -> int:
 
     # The database's own account of every submission, after the run.
     check = subprocess.run(
-        [PYTHON, "manage.py", "shell", "-v", "0", "-c",
-         "import json; from grader.models import Submission as S; from courses.models import Attempt as A; "
-         "print(json.dumps({'submissions': {str(s.pk): [s.status, s.verdict, s.tries] for s in S.objects.all()}, "
-         "'answers': {str(a.pk): [a.status, a.correct, a.tries] for a in A.objects.filter(kind='answer')}}))"],
-        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+        [
+            PYTHON,
+            "manage.py",
+            "shell",
+            "-v",
+            "0",
+            "-c",
+            "import json; from grader.models import Submission as S; from courses.models import Attempt as A; "
+            "print(json.dumps({'submissions': {str(s.pk): [s.status, s.verdict, s.tries] for s in S.objects.all()}, "
+            "'answers': {str(a.pk): [a.status, a.correct, a.tries] for a in A.objects.filter(kind='answer')}}))",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     stored_all = json.loads(check.stdout)
     stored = stored_all["submissions"]
@@ -401,27 +488,40 @@ def main() -> int:
     stored_answers = stored_all["answers"]
     sent = [a for a in answers if a["id"] is not None]
     answers_graded = sum(1 for v in stored_answers.values() if v[0] in ("done", "failed"))
-    print(f"code fill-in answers (same queue): sent {len(sent)} (refused: {len(answers) - len(sent)}), "
-          f"graded {sum(1 for v in stored_answers.values() if v[0] == 'done')}, "
-          f"grader failed {sum(1 for v in stored_answers.values() if v[0] == 'failed')}, "
-          f"lost {sum(1 for a in sent if str(a['id']) not in stored_answers)}, "
-          f"stuck {sum(1 for a in sent if stored_answers.get(str(a['id']), ['done'])[0] in ('queued', 'running'))}")
+    print(
+        f"code fill-in answers (same queue): sent {len(sent)} (refused: {len(answers) - len(sent)}), "
+        f"graded {sum(1 for v in stored_answers.values() if v[0] == 'done')}, "
+        f"grader failed {sum(1 for v in stored_answers.values() if v[0] == 'failed')}, "
+        f"lost {sum(1 for a in sent if str(a['id']) not in stored_answers)}, "
+        f"stuck {sum(1 for a in sent if stored_answers.get(str(a['id']), ['done'])[0] in ('queued', 'running'))}"
+    )
     rate = graded / elapsed
-    print(f"throughput: {rate:.2f} graded submissions/s over {elapsed:.1f} s (first submission to last verdict)")
+    print(
+        f"throughput: {rate:.2f} graded submissions/s over {elapsed:.1f} s (first submission to last verdict)"
+    )
     for name, bench in rates.items():
-        print(f"            = {rate / bench:.2f} x the grader benchmark's {bench:.2f}/s on {name} (target >= 0.8)")
+        print(
+            f"            = {rate / bench:.2f} x the grader benchmark's {bench:.2f}/s on {name} (target >= 0.8)"
+        )
     print(f"            with the fill-in answers: {(graded + answers_graded) / elapsed:.2f} sandbox jobs/s")
     polls = [r["polls"] for r in accepted if "polls" in r]
     if polls:
         found = {state: sum(p.count(state) for p in polls) for state in ("queued", "running", "done")}
-        print(f"status polls: {sum(map(len, polls))} ({statistics.mean(map(len, polls)):.1f} per submission); "
-              f"they found it " + ", ".join(f"{state} {n}" for state, n in found.items()))
+        print(
+            f"status polls: {sum(map(len, polls))} ({statistics.mean(map(len, polls)):.1f} per submission); "
+            f"they found it " + ", ".join(f"{state} {n}" for state, n in found.items())
+        )
     print("verdicts:  " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())))
     print("\n".join(account.report(elapsed, graded)))
     shutil.rmtree(var, ignore_errors=True)
     answers_ok = len(sent) == len(answers) == args.students and all(
-        stored_answers.get(str(a["id"]), ["lost"])[0] in ("done", "failed") for a in sent)
-    return 0 if not lost and not stuck and answers_ok and len(accepted) == args.students * args.per_student else 1
+        stored_answers.get(str(a["id"]), ["lost"])[0] in ("done", "failed") for a in sent
+    )
+    return (
+        0
+        if not lost and not stuck and answers_ok and len(accepted) == args.students * args.per_student
+        else 1
+    )
 
 
 if __name__ == "__main__":

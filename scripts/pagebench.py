@@ -38,25 +38,61 @@ def main() -> int:
         print("wrk is missing: apt-get install wrk", file=sys.stderr)
         return 1
     var = Path(tempfile.mkdtemp(prefix="dikkat-pagebench-"))
-    env = {**os.environ, "DIKKAT_VAR_DIR": str(var), "GRADER_DATA_DIR": str(ROOT / "var" / "grader"), "STATIC_MANIFEST": "1"}
+    env = {
+        **os.environ,
+        "DIKKAT_VAR_DIR": str(var),
+        "GRADER_DATA_DIR": str(ROOT / "var" / "grader"),
+        "STATIC_MANIFEST": "1",
+    }
     env.pop("DATABASE_URL", None)
-    for command in (["migrate", "-v", "0"], ["import_course", "courses/content/attention"], ["collectstatic", "--noinput", "-v", "0"]):
-        subprocess.run([PYTHON, "manage.py", *command], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+    for command in (
+        ["migrate", "-v", "0"],
+        ["import_course", "courses/content/attention"],
+        ["collectstatic", "--noinput", "-v", "0"],
+    ):
+        subprocess.run(
+            [PYTHON, "manage.py", *command], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL
+        )
     session = subprocess.run(
-        [PYTHON, "manage.py", "shell", "-v", "0", "-c",
-         "from django.contrib.auth.models import User; from django.contrib.sessions.backends.db import SessionStore; "
-         "from courses.models import Course; u = User.objects.create_user('bench', password='x-Bench-2026'); "
-         "c = Course.objects.get(slug='attention'); c.enroll(u); "
-         "s = SessionStore(); s['_auth_user_id'] = str(u.pk); "
-         "s['_auth_user_backend'] = 'django.contrib.auth.backends.ModelBackend'; "
-         "s['_auth_user_hash'] = u.get_session_auth_hash(); s.create(); print(s.session_key)"],
-        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+        [
+            PYTHON,
+            "manage.py",
+            "shell",
+            "-v",
+            "0",
+            "-c",
+            "from django.contrib.auth.models import User; from django.contrib.sessions.backends.db import SessionStore; "
+            "from courses.models import Course; u = User.objects.create_user('bench', password='x-Bench-2026'); "
+            "c = Course.objects.get(slug='attention'); c.enroll(u); "
+            "s = SessionStore(); s['_auth_user_id'] = str(u.pk); "
+            "s['_auth_user_backend'] = 'django.contrib.auth.backends.ModelBackend'; "
+            "s['_auth_user_hash'] = u.get_session_auth_hash(); s.create(); print(s.session_key)",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     cookie = f"sessionid={session}"
     workers = str(max(2, (os.cpu_count() or 1)))
     server = subprocess.Popen(
-        [PYTHON, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{PORT}", "--workers", workers, "--threads", "4"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            PYTHON,
+            "-m",
+            "gunicorn",
+            "config.wsgi",
+            "--bind",
+            f"127.0.0.1:{PORT}",
+            "--workers",
+            workers,
+            "--threads",
+            "4",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
     base = f"http://127.0.0.1:{PORT}"
@@ -67,9 +103,15 @@ def main() -> int:
                 break
             except OSError:
                 time.sleep(0.2)
-        static = re.search(r'href="(/static/css/site\.[0-9a-f]+\.css)"', urllib.request.urlopen(base + "/").read().decode()).group(1)
+        static = re.search(
+            r'href="(/static/css/site\.[0-9a-f]+\.css)"', urllib.request.urlopen(base + "/").read().decode()
+        ).group(1)
         print(f"gunicorn: {workers} workers × 4 threads; wrk: {CONNECTIONS} connections, {SECONDS} s each")
-        rows = [("static file", static, None), ("lesson page", "/kurs/attention/qkv/", cookie), ("dashboard", "/panom/", cookie)]
+        rows = [
+            ("static file", static, None),
+            ("lesson page", "/kurs/attention/qkv/", cookie),
+            ("dashboard", "/panom/", cookie),
+        ]
         measured = {}
         for name, path, cookie_value in rows:
             measured[name] = wrk(base + path, cookie_value)

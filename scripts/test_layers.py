@@ -28,15 +28,29 @@ TESTS = [
 
 
 def run(layer: str | None, report: Path) -> tuple[list[str], int]:
-    cmd = [sys.executable, "-m", "pytest", *TESTS, "-q", "-p", "no:cacheprovider", "-m", "sandbox",
-           f"--junitxml={report}", "-o", "addopts="]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        *TESTS,
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-m",
+        "sandbox",
+        f"--junitxml={report}",
+        "-o",
+        "addopts=",
+    ]
     if layer:
         cmd.append(f"--layer-off={layer}")
     report.unlink(missing_ok=True)  # never read an earlier layer's report
     done = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if done.returncode not in (0, 1) or not report.exists():
-        raise SystemExit(f"pytest could not run with {layer or 'every layer on'} (exit {done.returncode}):\n"
-                         f"{done.stderr[-2000:]}")
+        raise SystemExit(
+            f"pytest could not run with {layer or 'every layer on'} (exit {done.returncode}):\n"
+            f"{done.stderr[-2000:]}"
+        )
     tree = ET.parse(report)
     failed, total = [], 0
     for case in tree.iter("testcase"):
@@ -59,7 +73,9 @@ def main() -> int:
         for layer, what in LAYERS.items():
             started = time.monotonic()
             failed, _ = run(layer, report)
-            print(f"{layer} ({what}) off: caught by {len(failed)} test(s) [{time.monotonic() - started:.0f} s]")
+            print(
+                f"{layer} ({what}) off: caught by {len(failed)} test(s) [{time.monotonic() - started:.0f} s]"
+            )
             for name in failed:
                 print(f"    {name}")
             if not failed:

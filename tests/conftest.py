@@ -4,7 +4,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from dikkat_support import worker_env
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -37,7 +36,9 @@ def make_user(db):
     from django.contrib.auth.models import User
 
     def make(username: str, password: str = "a-Long-passw0rd", **extra):
-        return User.objects.create_user(username=username, password=password, email=f"{username}@example.com", **extra)
+        return User.objects.create_user(
+            username=username, password=password, email=f"{username}@example.com", **extra
+        )
 
     return make
 
@@ -62,6 +63,7 @@ def pytest_runtest_makereport(item, call):
 
 # --- Browser tests: Playwright driving Debian's chromium ------------------------------------
 
+
 @pytest.fixture(scope="module")
 def browser():
     # Module scope: chromium and Playwright's driver end with the browser test modules, so
@@ -76,8 +78,12 @@ def browser():
             executable_path="/usr/bin/chromium",
             headless=True,
             args=[
-                "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
             ],
         )
         yield browser
@@ -100,8 +106,11 @@ def page(request, browser, live_server):
     unless the test's console_allows marker names it: a CSP violation, a missing static file
     or a script exception is something a user's browser would show too.
     """
-    context = browser.new_context(locale="tr-TR", viewport={"width": 1100, "height": 900},
-                                  java_script_enabled=not request.node.get_closest_marker("nojs"))
+    context = browser.new_context(
+        locale="tr-TR",
+        viewport={"width": 1100, "height": 900},
+        java_script_enabled=not request.node.get_closest_marker("nojs"),
+    )
     context.set_default_timeout(10_000)
     page = context.new_page()
     page.base_url = live_server.url
@@ -128,7 +137,9 @@ def console_problems(page) -> list[str]:
             problems.append(f"console.{message.type}: {message.text} ({where}) on {page.url}")
 
     page.on("console", on_console)
-    page.on("pageerror", lambda error: problems.append(f"uncaught {error.name}: {error.message} on {page.url}"))
+    page.on(
+        "pageerror", lambda error: problems.append(f"uncaught {error.name}: {error.message} on {page.url}")
+    )
     return problems
 
 
@@ -189,7 +200,11 @@ def grading_worker(transactional_db):
     env = worker_env()
     process = subprocess.Popen(
         [sys.executable, "manage.py", "grading_worker", "--no-startup-delay", "--interval", "0.2"],
-        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=open(ARTIFACTS.parent / "var" / "worker-test.log", "ab"), start_new_session=True,
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(ARTIFACTS.parent / "var" / "worker-test.log", "ab"),
+        start_new_session=True,
     )
     yield process
     os.killpg(process.pid, signal.SIGKILL)
@@ -235,6 +250,7 @@ def _fresh_grading_pace():
 
 
 # --- people shared by the page tests (a module may define its own instead) ------------------
+
 
 @pytest.fixture
 def teacher(make_user, lab, quiz):

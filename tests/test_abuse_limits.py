@@ -34,7 +34,9 @@ def text(response) -> str:
 
 
 def login(client: Client, username: str, password: str, address: str, **extra):
-    return client.post(reverse("login"), {"username": username, "password": password}, **via_proxy(address, **extra))
+    return client.post(
+        reverse("login"), {"username": username, "password": password}, **via_proxy(address, **extra)
+    )
 
 
 @pytest.fixture
@@ -44,6 +46,7 @@ def behind_proxy(settings):
 
 
 # --- 1. Log-in: the right address behind the proxy, (username, address) pairs, spraying, a growing pause
+
 
 def test_behind_the_proxy_a_classmate_logs_in_while_an_attacker_on_her_username_waits(behind_proxy, alice):
     attacker, classmate = Client(), Client()
@@ -64,20 +67,29 @@ def test_a_forged_forwarded_for_header_does_not_buy_more_guesses(behind_proxy, a
     assert response.status_code == 429
 
 
-@pytest.mark.parametrize(("proxies", "meta", "expected"), [
-    (0, {"REMOTE_ADDR": "10.0.0.2", "HTTP_X_FORWARDED_FOR": "203.0.113.9"}, "10.0.0.2"),
-    (1, {"REMOTE_ADDR": "10.0.0.2", "HTTP_X_FORWARDED_FOR": "6.6.6.6, 203.0.113.9"}, "203.0.113.9"),
-    (2, {"REMOTE_ADDR": "10.0.0.3", "HTTP_X_FORWARDED_FOR": "6.6.6.6, 203.0.113.9, 10.0.0.2"}, "203.0.113.9"),
-    (2, {"REMOTE_ADDR": "10.0.0.3", "HTTP_X_FORWARDED_FOR": "203.0.113.9"}, "10.0.0.3"),
-    (1, {"REMOTE_ADDR": "10.0.0.2", "HTTP_X_FORWARDED_FOR": "not-an-address"}, "10.0.0.2"),
-    (1, {"REMOTE_ADDR": "10.0.0.2"}, "10.0.0.2"),
-])
+@pytest.mark.parametrize(
+    ("proxies", "meta", "expected"),
+    [
+        (0, {"REMOTE_ADDR": "10.0.0.2", "HTTP_X_FORWARDED_FOR": "203.0.113.9"}, "10.0.0.2"),
+        (1, {"REMOTE_ADDR": "10.0.0.2", "HTTP_X_FORWARDED_FOR": "6.6.6.6, 203.0.113.9"}, "203.0.113.9"),
+        (
+            2,
+            {"REMOTE_ADDR": "10.0.0.3", "HTTP_X_FORWARDED_FOR": "6.6.6.6, 203.0.113.9, 10.0.0.2"},
+            "203.0.113.9",
+        ),
+        (2, {"REMOTE_ADDR": "10.0.0.3", "HTTP_X_FORWARDED_FOR": "203.0.113.9"}, "10.0.0.3"),
+        (1, {"REMOTE_ADDR": "10.0.0.2", "HTTP_X_FORWARDED_FOR": "not-an-address"}, "10.0.0.2"),
+        (1, {"REMOTE_ADDR": "10.0.0.2"}, "10.0.0.2"),
+    ],
+)
 def test_client_address_is_the_entry_our_outermost_proxy_added(settings, proxies, meta, expected):
     settings.TRUSTED_PROXIES = proxies
     assert ratelimit.client_ip(RequestFactory().get("/", **meta)) == expected
 
 
-def test_the_pause_reads_as_minutes_says_when_to_retry_and_grows_with_each_wrong_password(behind_proxy, alice):
+def test_the_pause_reads_as_minutes_says_when_to_retry_and_grows_with_each_wrong_password(
+    behind_proxy, alice
+):
     behind_proxy.LOGIN_PAUSE = 15 * 60
     behind_proxy.LOGIN_PAUSE_MAX = 60 * 60
     attacker = Client()
@@ -128,8 +140,14 @@ def test_password_spraying_from_one_address_is_refused_for_every_username(behind
 
 # --- 2. Sign-up, enrolment codes, answers and submissions: per address and site-wide
 
+
 def signup(client: Client, username: str, address: str, **data):
-    fields = {"username": username, "password1": "çok-Gizli-parola-42", "password2": "çok-Gizli-parola-42", **data}
+    fields = {
+        "username": username,
+        "password1": "çok-Gizli-parola-42",
+        "password2": "çok-Gizli-parola-42",
+        **data,
+    }
     return client.post(reverse("signup"), fields, REMOTE_ADDR=address)
 
 
@@ -167,9 +185,13 @@ def test_signups_on_the_whole_site_are_limited_and_one_address_cannot_use_up_the
 def test_a_classroom_of_200_behind_one_address_is_never_refused_with_the_default_limits(settings):
     request = RequestFactory().post("/", REMOTE_ADDR=ATTACKER)
     # One window of a busy lesson for 200 students sharing the school's address.
-    for limit, requests in [(ratelimit.SIGNUPS, 200), (ratelimit.WRONG_ENROLMENT_CODES, 60),
-                            (ratelimit.SUBMISSIONS, 200 * 3), (ratelimit.ANSWERS, 200 * 6),
-                            (ratelimit.LOGIN_FAILURES, 200 * 2)]:
+    for limit, requests in [
+        (ratelimit.SIGNUPS, 200),
+        (ratelimit.WRONG_ENROLMENT_CODES, 60),
+        (ratelimit.SUBMISSIONS, 200 * 3),
+        (ratelimit.ANSWERS, 200 * 6),
+        (ratelimit.LOGIN_FAILURES, 200 * 2),
+    ]:
         for _ in range(requests):
             limit.check(request)
 
@@ -281,11 +303,19 @@ def test_code_submissions_from_one_address_are_limited_for_the_page_and_its_scri
         client.force_login(user)
         clients.append(client)
     for client in clients[:2]:
-        assert client.post(url, {"code": SOLUTION, "mode": "submit"}, REMOTE_ADDR=ATTACKER,
-                           HTTP_X_REQUESTED_WITH="dikkat").status_code == 202
+        assert (
+            client.post(
+                url,
+                {"code": SOLUTION, "mode": "submit"},
+                REMOTE_ADDR=ATTACKER,
+                HTTP_X_REQUESTED_WITH="dikkat",
+            ).status_code
+            == 202
+        )
 
-    response = clients[2].post(url, {"code": SOLUTION, "mode": "submit"}, REMOTE_ADDR=ATTACKER,
-                               HTTP_X_REQUESTED_WITH="dikkat")
+    response = clients[2].post(
+        url, {"code": SOLUTION, "mode": "submit"}, REMOTE_ADDR=ATTACKER, HTTP_X_REQUESTED_WITH="dikkat"
+    )
     assert response.status_code == 429
     assert 0 < int(response["Retry-After"]) <= 60
     assert response.json()["retry_after"] == int(response["Retry-After"])
@@ -295,13 +325,22 @@ def test_code_submissions_from_one_address_are_limited_for_the_page_and_its_scri
     assert "Lütfen biraz bekleyin" in text(response)
     assert Submission.objects.count() == 2
     # A classmate elsewhere is not held up.
-    assert clients[2].post(url, {"code": SOLUTION, "mode": "submit"}, REMOTE_ADDR=CLASSMATE,
-                           HTTP_X_REQUESTED_WITH="dikkat").status_code == 202
+    assert (
+        clients[2]
+        .post(
+            url, {"code": SOLUTION, "mode": "submit"}, REMOTE_ADDR=CLASSMATE, HTTP_X_REQUESTED_WITH="dikkat"
+        )
+        .status_code
+        == 202
+    )
 
 
 # --- 3. `next` on sign-up: a path on this site or nothing
 
-@pytest.mark.parametrize("junk", ["foo", "//evil.com", "https://evil.com/", "javascript:alert(1)", "/\\evil.com", "http:/evil"])
+
+@pytest.mark.parametrize(
+    "junk", ["foo", "//evil.com", "https://evil.com/", "javascript:alert(1)", "/\\evil.com", "http:/evil"]
+)
 def test_signup_with_a_junk_next_lands_on_the_home_page(client, junk):
     assert client.get(reverse("signup"), {"next": junk}).status_code == 200
     response = signup(client, "ayse", "127.0.0.1", next=junk)

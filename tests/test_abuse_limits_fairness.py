@@ -35,14 +35,16 @@ def signed_in(make_user, name: str) -> Client:
 
 # --- Enrolment: wrong codes are limited per address only, and only where a code is asked for
 
+
 @pytest.fixture
 def code_course(mini_course):
     Course.objects.filter(pk=mini_course.pk).update(enrollment="code", enrollment_code="ÇAY-2026")
     return mini_course
 
 
-def test_wrong_codes_from_many_addresses_do_not_shut_enrolment_for_a_student_with_the_code(settings, code_course,
-                                                                                          make_user):
+def test_wrong_codes_from_many_addresses_do_not_shut_enrolment_for_a_student_with_the_code(
+    settings, code_course, make_user
+):
     settings.ENROL_CODE_LIMIT_PER_IP = 100
     settings.ENROL_CODE_LIMIT_GLOBAL = 2  # a site-wide limit anybody could use up: no longer applied
     url = reverse("enroll", args=["mini"])
@@ -57,12 +59,16 @@ def test_wrong_codes_from_many_addresses_do_not_shut_enrolment_for_a_student_wit
     assert code_course.is_enrolled(User.objects.get(username="student"))
 
 
-def test_a_course_open_to_everyone_enrols_even_from_an_address_over_the_wrong_code_limit(settings, code_course,
-                                                                                          make_user):
+def test_a_course_open_to_everyone_enrols_even_from_an_address_over_the_wrong_code_limit(
+    settings, code_course, make_user
+):
     settings.ENROL_CODE_LIMIT_PER_IP = 1
     guesser = signed_in(make_user, "guesser")
     guesser.post(reverse("enroll", args=["mini"]), {"code": "ÇAY-2024"}, REMOTE_ADDR=ATTACKER)
-    assert guesser.post(reverse("enroll", args=["mini"]), {"code": "ÇAY-2025"}, REMOTE_ADDR=ATTACKER).status_code == 429
+    assert (
+        guesser.post(reverse("enroll", args=["mini"]), {"code": "ÇAY-2025"}, REMOTE_ADDR=ATTACKER).status_code
+        == 429
+    )
 
     Course.objects.filter(pk=code_course.pk).update(enrollment="open", enrollment_code="")
     classmate = User.objects.create_user("classmate", password=PASSWORD)
@@ -74,6 +80,7 @@ def test_a_course_open_to_everyone_enrols_even_from_an_address_over_the_wrong_co
 
 
 # --- Log-in: the pause covers an IPv6 client's /64; refused tries are not failures of the address
+
 
 def test_over_ipv6_a_pause_holds_for_every_address_of_the_same_64(settings, alice):
     settings.LOGIN_PAUSE = 60
@@ -104,7 +111,10 @@ def test_tries_refused_during_a_pause_do_not_count_against_classmates_on_the_add
 
 # --- Answers: refused for the address, the page's script gets the question back with the message
 
-def test_an_answer_refused_for_its_address_comes_back_as_the_question_with_the_message(settings, quiz, make_user):
+
+def test_an_answer_refused_for_its_address_comes_back_as_the_question_with_the_message(
+    settings, quiz, make_user
+):
     settings.ANSWER_LIMIT_PER_IP = 1
     url = reverse("answer_question", args=["quiz", "selftest", "who-attends"])
     first, second = make_user("s1"), make_user("s2")
@@ -122,7 +132,10 @@ def test_an_answer_refused_for_its_address_comes_back_as_the_question_with_the_m
     assert response["Content-Type"].startswith("text/html")
     page = text(response)
     assert 'id="q-who-attends"' in page and "data-question" in page and "<html" not in page
-    assert re.search(r'role="alert">Şu anda ağınızdan çok fazla cevap gönderiliyor\. '
-                     r"Lütfen \d+ (saniye|dakika) sonra yeniden deneyin\.", page)
+    assert re.search(
+        r'role="alert">Şu anda ağınızdan çok fazla cevap gönderiliyor\. '
+        r"Lütfen \d+ (saniye|dakika) sonra yeniden deneyin\.",
+        page,
+    )
     assert RateCounter.objects.get(key=f"answer:{ATTACKER}").count == counted + 1
     assert Attempt.objects.filter(user=second).count() == 0

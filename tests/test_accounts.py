@@ -13,7 +13,12 @@ pytestmark = pytest.mark.django_db
 def test_signup_logs_the_new_user_in(client):
     response = client.post(
         reverse("signup"),
-        {"username": "ayşe", "email": "ayse@example.com", "password1": "çok-Gizli-parola-42", "password2": "çok-Gizli-parola-42"},
+        {
+            "username": "ayşe",
+            "email": "ayse@example.com",
+            "password1": "çok-Gizli-parola-42",
+            "password2": "çok-Gizli-parola-42",
+        },
     )
     assert response.status_code == 302
     assert User.objects.filter(username="ayşe").exists()
@@ -74,7 +79,9 @@ def test_demo_accounts_print_passwords_once(capsys):
     assert instructor.is_staff and not instructor.is_superuser
 
 
-def test_an_enrolled_student_lands_on_the_dashboard_and_a_new_one_on_the_course_list(client, make_user, mini_course):
+def test_an_enrolled_student_lands_on_the_dashboard_and_a_new_one_on_the_course_list(
+    client, make_user, mini_course
+):
     from django.urls import reverse
 
     enrolled = make_user("kayitli")

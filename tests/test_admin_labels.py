@@ -25,7 +25,9 @@ def _registered():
     return sorted(admin.site._registry.items(), key=lambda pair: pair[0]._meta.label)
 
 
-@pytest.mark.parametrize("model,model_admin", _registered(), ids=lambda v: getattr(v, "_meta", None) and v._meta.label)
+@pytest.mark.parametrize(
+    "model,model_admin", _registered(), ids=lambda v: getattr(v, "_meta", None) and v._meta.label
+)
 def test_every_admin_label_is_turkish(model, model_admin):
     with translation.override("tr"):
         turkish = {
@@ -41,8 +43,11 @@ def test_every_admin_label_is_turkish(model, model_admin):
             "models": str(model._meta.verbose_name_plural),
             **{f"column {name}": label for name, label in _labels(model, model_admin)},
         }
-    untranslated = {key: value for key, value in turkish.items()
-                    if value.casefold() == english[key].casefold() and value not in SAME_IN_BOTH}
+    untranslated = {
+        key: value
+        for key, value in turkish.items()
+        if value.casefold() == english[key].casefold() and value not in SAME_IN_BOTH
+    }
     assert not untranslated, f"{model._meta.label}: English in the Turkish admin: {untranslated}"
 
 
@@ -50,14 +55,16 @@ def test_admin_index_and_submission_list_read_in_turkish(client, make_user, lab)
     from grader.models import Submission
 
     staff = make_user("yonetici", is_staff=True, is_superuser=True)
-    Submission.objects.create(user=staff, exercise=lab.exercises.get(slug="attn"), code="x = 1\n", code_hash="0")
+    Submission.objects.create(
+        user=staff, exercise=lab.exercises.get(slug="attn"), code="x = 1\n", code_hash="0"
+    )
     client.force_login(staff)
     index = unescape(client.get(reverse("admin:index")).text)
     for english in ("Access failures", "Tasks Database Backend", "Task Results", ">Axes<"):
         assert english not in index
     assert "Giriş duraklatmaları" in index and "Başarısız girişler" in index and "Arka plan işleri" in index
     listing = unescape(client.get(reverse("admin:grader_submission_changelist")).text)
-    listing = listing[listing.index('id="result_list"'):]
+    listing = listing[listing.index('id="result_list"') :]
     headers = re.findall(r'<th scope="col"[^>]*>.*?<(?:a|span)[^>]*>([^<]+)<', listing, flags=re.S)
     headers = [h.strip() for h in headers]
     assert "Notlandırma denemesi" in headers and "Öğrenci" in headers and "Alıştırma" in headers

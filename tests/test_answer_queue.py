@@ -16,8 +16,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def answer(client, blank: str, slug: str = "score-fill"):
-    return client.post(reverse("answer_question", args=["quiz", "selftest", slug]), {"blank-0": blank},
-                       HTTP_X_REQUESTED_WITH="dikkat")
+    return client.post(
+        reverse("answer_question", args=["quiz", "selftest", slug]),
+        {"blank-0": blank},
+        HTTP_X_REQUESTED_WITH="dikkat",
+    )
 
 
 def test_the_request_stores_the_answer_and_queues_it_without_running_anything(student, alice):
@@ -129,8 +132,9 @@ def test_a_grader_side_error_inside_the_sandbox_does_not_use_up_an_attempt(stude
 def test_a_student_cannot_queue_more_code_answers_than_the_pending_cap(student, alice, settings, quiz):
     settings.GRADING_MAX_PENDING = 1
     other = Question.objects.get(slug="score-fill")
-    Attempt.objects.create(user=alice, question=Question.objects.exclude(pk=other.pk).first(),
-                           answer={}, status="queued")  # waiting on another question
+    Attempt.objects.create(
+        user=alice, question=Question.objects.exclude(pk=other.pk).first(), answer={}, status="queued"
+    )  # waiting on another question
     response = answer(student, "K.T")
     assert "hâlâ kontrol ediliyor" in response.text
     assert not Attempt.objects.filter(question=other).exists()

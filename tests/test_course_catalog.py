@@ -22,13 +22,23 @@ def test_every_variant_that_returns_wrong_values_is_recognised(folder):
     spec = parse_spec(data)
     cases = build_cases(spec, folder)
     ref = run_reference((folder / "solution.py").read_text(encoding="utf-8"), spec, cases)
-    sources = {m["tag"]: (folder / m["file"]).read_text(encoding="utf-8") for m in data.get("misconceptions", [])}
-    variants = {tag: run_reference(source, spec, cases, allow_failures=True) for tag, source in sources.items()}
+    sources = {
+        m["tag"]: (folder / m["file"]).read_text(encoding="utf-8") for m in data.get("misconceptions", [])
+    }
+    variants = {
+        tag: run_reference(source, spec, cases, allow_failures=True) for tag, source in sources.items()
+    }
     for tag, source in sources.items():
         result = grade(source, spec, cases, ref, variants=variants)
         assert result.verdict != Verdict.PASSED, tag
         if result.verdict == Verdict.FAILED:
             mine = variants[tag].outputs
-            twins = {other for other, theirs in variants.items()
-                     if all(name in theirs.outputs and outputs_match(out, theirs.outputs[name], spec) for name, out in mine.items())}
+            twins = {
+                other
+                for other, theirs in variants.items()
+                if all(
+                    name in theirs.outputs and outputs_match(out, theirs.outputs[name], spec)
+                    for name, out in mine.items()
+                )
+            }
             assert result.misconception == tag or result.misconception in twins, (tag, result.misconception)

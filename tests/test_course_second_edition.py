@@ -34,7 +34,9 @@ def _questions(lesson_dir: Path) -> list[dict]:
     found = []
     if (lesson_dir / "questions.toml").is_file():
         found += tomllib.loads((lesson_dir / "questions.toml").read_text(encoding="utf-8"))["questions"]
-    for path in sorted((lesson_dir / "questions").glob("*.toml")) if (lesson_dir / "questions").is_dir() else []:
+    for path in (
+        sorted((lesson_dir / "questions").glob("*.toml")) if (lesson_dir / "questions").is_dir() else []
+    ):
         found.append(tomllib.loads(path.read_text(encoding="utf-8")))
     return found
 
@@ -76,12 +78,12 @@ def _article(page: str, anchor: str) -> str:
     """The <article id=anchor> … </article> block of an item (items never nest articles)."""
     start = page.index(f'id="{anchor}"')
     start = page.rindex("<article", 0, start)
-    return page[start:page.index("</article>", start) + len("</article>")]
+    return page[start : page.index("</article>", start) + len("</article>")]
 
 
 def _prompt(article: str) -> str:
     start = article.index('<div class="prompt">')
-    return article[start:article.index("</div>", start)]
+    return article[start : article.index("</div>", start)]
 
 
 def _around(page: str, anchor: str) -> str:
@@ -116,7 +118,9 @@ def _numbers(text: str) -> list[float]:
 
 def _contains_run(haystack: list[float], needle: list[float], tol: float) -> bool:
     n = len(needle)
-    return any(all(abs(haystack[i + k] - needle[k]) <= tol for k in range(n)) for i in range(len(haystack) - n + 1))
+    return any(
+        all(abs(haystack[i + k] - needle[k]) <= tol for k in range(n)) for i in range(len(haystack) - n + 1)
+    )
 
 
 def _code_lines(markup: str) -> list[list[str]]:
@@ -139,29 +143,40 @@ def _trivial(line: str) -> bool:
 
 # --- reference solutions ------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("folder", EXERCISE_DIRS, ids=lambda p: p.name)
 def test_no_five_lines_of_a_reference_solution_on_its_page(pages, folder):
     slug = tomllib.loads((folder / "exercise.toml").read_text(encoding="utf-8"))["slug"]
-    solution = [line for line in map(_code_line, (folder / "solution.py").read_text(encoding="utf-8").splitlines())
-                if not _trivial(line)]
-    windows = {tuple(solution[i:i + 5]) for i in range(len(solution) - 4)}
+    solution = [
+        line
+        for line in map(_code_line, (folder / "solution.py").read_text(encoding="utf-8").splitlines())
+        if not _trivial(line)
+    ]
+    windows = {tuple(solution[i : i + 5]) for i in range(len(solution) - 4)}
     page = pages[folder.parent]
     for block in _code_lines(page):
         block = [line for line in block if not _trivial(line)]
         for i in range(len(block) - 4):
-            assert tuple(block[i:i + 5]) not in windows, (
-                f"{slug}: five lines of the reference solution are on the lesson page:\n" + "\n".join(block[i:i + 5]))
+            assert tuple(block[i : i + 5]) not in windows, (
+                f"{slug}: five lines of the reference solution are on the lesson page:\n"
+                + "\n".join(block[i : i + 5])
+            )
 
 
 def test_the_check_itself_finds_a_solution_printed_in_a_lesson():
     solution = "def f(Q, K):\n    d_k = Q.shape[-1]\n    S = Q @ K.T\n    S = S / np.sqrt(d_k)\n    A = np.exp(S)\n    return A\n"
-    page = '<pre class="highlight"><code><span class="k">def</span> f(Q, K):\n' + "\n".join(solution.splitlines()[1:]) + "\n</code></pre>"
+    page = (
+        '<pre class="highlight"><code><span class="k">def</span> f(Q, K):\n'
+        + "\n".join(solution.splitlines()[1:])
+        + "\n</code></pre>"
+    )
     lines = [line for line in map(_code_line, solution.splitlines()) if not _trivial(line)]
     [block] = _code_lines(page)
     assert block[:5] == lines[:5]
 
 
 # --- visible cases ------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def visible_outputs():
@@ -190,14 +205,17 @@ def test_no_visible_case_answer_on_its_page(pages, visible_outputs, folder):
             if flat.size >= 2:
                 # Written with two or three decimals anywhere on the page, in this order.
                 assert not _contains_run(numbers, list(flat), 0.006), (
-                    f"{slug}: the expected {result} of visible case {name!r} is on the page: {np.round(value, 3)}")
+                    f"{slug}: the expected {result} of visible case {name!r} is on the page: {np.round(value, 3)}"
+                )
         for line in stdout.splitlines():
             if len(line.strip()) >= 6:
                 assert " ".join(line.split()) not in " ".join(text.split()), (
-                    f"{slug}: the printed line {line!r} of visible case {name!r} is on the page")
+                    f"{slug}: the printed line {line!r} of visible case {name!r} is on the page"
+                )
 
 
 # --- questions ----------------------------------------------------------------------------
+
 
 def _numeric_found(text: str, answer: float, tolerance: float) -> bool:
     if float(answer).is_integer() and abs(answer) < 10:
@@ -230,8 +248,11 @@ def answer_problems(page: str, question: dict) -> list[str]:
                 problems.append(f"the correct option {option['text']!r} is on the page")
     elif kind == "matching":
         rows = _table_rows(around)
-        given = [pair for pair in question["pairs"]
-                 if any(_rendered(pair["left"]) in row and _rendered(pair["right"]) in row for row in rows)]
+        given = [
+            pair
+            for pair in question["pairs"]
+            if any(_rendered(pair["left"]) in row and _rendered(pair["right"]) in row for row in rows)
+        ]
         if len(given) >= 2:
             problems.append(f"{len(given)} pairs stand side by side in a table on the page")
     elif kind == "fill_in":
@@ -239,8 +260,11 @@ def answer_problems(page: str, question: dict) -> list[str]:
         mode = question["blanks"][0].get("mode", "code")
         answers = iter(b["answer"] for b in question["blanks"])
         filled = re.sub(r"_{4,}", lambda m: next(answers), question["code"])
-        lines = [line for line, template in zip(filled.splitlines(), question["code"].splitlines())
-                 if re.search(r"_{4,}", template)]
+        lines = [
+            line
+            for line, template in zip(filled.splitlines(), question["code"].splitlines())
+            if re.search(r"_{4,}", template)
+        ]
         if mode == "code":
             if lines and all(_code_line(line) in code for line in lines):
                 problems.append(f"the filled-in code {lines} is on the page")
@@ -256,11 +280,13 @@ def test_no_question_is_answered_on_its_page(pages, slug):
 
 
 def test_the_answer_check_notices_an_answer_printed_in_the_lesson():
-    page = ('<article class="lesson"><p>Bir sayı: 0,787 ve <math><mn>0</mn><mrow><mo>&#x0002C;</mo></mrow>'
-            '<mn>125</mn></math>.</p><pre><code>skor = Q @ K.T</code></pre>'
-            '<table><tr><td>Q</td><td>(n_q, d_k)</td></tr><tr><td>K</td><td>(n_k, d_k)</td></tr></table>'
-            '<p>Query ve Key birlikte karar verir.</p></article>'
-            '<article class="item question" id="q-x"><div class="prompt">Soru?</div><form>…</form></article>')
+    page = (
+        '<article class="lesson"><p>Bir sayı: 0,787 ve <math><mn>0</mn><mrow><mo>&#x0002C;</mo></mrow>'
+        "<mn>125</mn></math>.</p><pre><code>skor = Q @ K.T</code></pre>"
+        "<table><tr><td>Q</td><td>(n_q, d_k)</td></tr><tr><td>K</td><td>(n_k, d_k)</td></tr></table>"
+        "<p>Query ve Key birlikte karar verir.</p></article>"
+        '<article class="item question" id="q-x"><div class="prompt">Soru?</div><form>…</form></article>'
+    )
     assert answer_problems(page, {"slug": "x", "kind": "numeric", "answer": 0.787, "tolerance": 0.002})
     assert answer_problems(page, {"slug": "x", "kind": "numeric", "answer": 0.125, "tolerance": 0.0005})
     assert not answer_problems(page, {"slug": "x", "kind": "numeric", "answer": 0.5, "tolerance": 0.0005})
@@ -269,14 +295,29 @@ def test_the_answer_check_notices_an_answer_printed_in_the_lesson():
 
     rendered = page.replace("<p>Bir sayı", render_markdown("Pay $0{,}468$.").html + "<p>Bir sayı")
     assert answer_problems(rendered, {"slug": "x", "kind": "numeric", "answer": 0.4683, "tolerance": 0.002})
-    assert answer_problems(page, {"slug": "x", "kind": "fill_in", "code": "skor = Q @ ____", "blanks": [{"answer": "K.T"}]})
-    assert answer_problems(page, {"slug": "x", "kind": "single_choice",
-                                  "options": [{"text": "Query ve Key", "correct": True}, {"text": "Value"}]})
-    assert answer_problems(page, {"slug": "x", "kind": "matching", "pairs": [
-        {"left": "Q", "right": "(n_q, d_k)"}, {"left": "K", "right": "(n_k, d_k)"}]})
+    assert answer_problems(
+        page, {"slug": "x", "kind": "fill_in", "code": "skor = Q @ ____", "blanks": [{"answer": "K.T"}]}
+    )
+    assert answer_problems(
+        page,
+        {
+            "slug": "x",
+            "kind": "single_choice",
+            "options": [{"text": "Query ve Key", "correct": True}, {"text": "Value"}],
+        },
+    )
+    assert answer_problems(
+        page,
+        {
+            "slug": "x",
+            "kind": "matching",
+            "pairs": [{"left": "Q", "right": "(n_q, d_k)"}, {"left": "K", "right": "(n_k, d_k)"}],
+        },
+    )
 
 
 # --- numbers, recomputed with NumPy -------------------------------------------------------
+
 
 def softmax(z):
     z = np.asarray(z, dtype=float)
@@ -293,7 +334,9 @@ def _rotate(angle_degrees: float) -> np.ndarray:
 NUMERIC_ANSWERS = {
     "query-param-count": lambda: np.zeros((512, 64)).size,
     "key-dot-product": lambda: np.dot([2.0, 1.0, 0.0], [1.0, 3.0, 4.0]),
-    "value-blend-number": lambda: (np.array([0.25, 0.25, 0.5]) @ np.array([[4.0, 0.0], [0.0, 8.0], [2.0, 2.0]]))[1],
+    "value-blend-number": lambda: (
+        np.array([0.25, 0.25, 0.5]) @ np.array([[4.0, 0.0], [0.0, 8.0], [2.0, 2.0]])
+    )[1],
     "qkv-output-size": lambda: (softmax(np.zeros((5, 5))) @ np.zeros((5, 16))).size,
     "score-scale-factor": lambda: 1 / np.sqrt(256),
     "score-softmax-two": lambda: softmax([2.0, 0.0])[0],
@@ -371,7 +414,7 @@ def test_worked_numbers_in_the_lessons_match_numpy():
     seven = _lesson("07")
     for angle in (0, 45, 90, 180):
         assert vec(_rotate(angle), 3) in seven, angle
-    model = load_toy_model([d for d in LESSON_DIRS if d.name.startswith("07")][0])
+    model = load_toy_model(next(d for d in LESSON_DIRS if d.name.startswith("07")))
     dere, kahvalti = (blend_steps(model, s) for s in model.sentences)
     assert tr(dere["weights"][0], 3) in seven
     assert vec(dere["mix"], 3) in seven

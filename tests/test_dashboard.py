@@ -29,7 +29,7 @@ def text(response) -> str:
 
 def test_scores_per_lesson_and_item_and_what_to_do_next(student):
     student.get(reverse("lesson", args=["quiz", "selftest"]))
-    answer(student, "who-attends", option="qk")        # solved: 1,00
+    answer(student, "who-attends", option="qk")  # solved: 1,00
     answer(student, "true-facts", options=["a", "c"])  # partly: 0,50
     page = text(student.get(reverse("dashboard")))
     assert "Soru 1 çözüldü 1,00" in page

@@ -36,8 +36,11 @@ def text_of(response) -> str:
 
 # --- Data is never lost ----------------------------------------------------------------------
 
+
 @pytest.mark.sandbox
-def test_applying_a_regrade_keeps_the_previous_message_and_misconception_in_the_history(client, teacher, student, lab):
+def test_applying_a_regrade_keeps_the_previous_message_and_misconception_in_the_history(
+    client, teacher, student, lab
+):
     attn = lab.exercises.get(slug="attn")
     submission = submit(student, attn, NO_SCALING).submission
     grade_claimed(submission.pk)
@@ -47,17 +50,26 @@ def test_applying_a_regrade_keeps_the_previous_message_and_misconception_in_the_
 
     regrade = regrades.start(attn, teacher)
     # The preview's worker graded it again (the reference changed): it passes now.
-    regrade.items.update(done=True, new_verdict="passed", new_score=1.0, new_tests=[],
-                         new_message={"msgid": "All %(count)s cases passed.", "params": {"count": 3}},
-                         new_misconception="")
+    regrade.items.update(
+        done=True,
+        new_verdict="passed",
+        new_score=1.0,
+        new_tests=[],
+        new_message={"msgid": "All %(count)s cases passed.", "params": {"count": 3}},
+        new_misconception="",
+    )
     assert regrades.apply(regrade) == 1
 
     first, applied = GradeChange.objects.filter(submission=submission)
-    assert (first.verdict, first.misconception, first.rendered_message()) == ("failed", "no-scaling", first_message)
+    assert (first.verdict, first.misconception, first.rendered_message()) == (
+        "failed",
+        "no-scaling",
+        first_message,
+    )
     assert (applied.verdict, applied.misconception) == ("passed", "")
     client.force_login(teacher)
     page = text_of(client.get(reverse("instructors:submissions", args=["lab", "attn", student.pk])))
-    earlier = page[page.index("Önceki notlar"):]
+    earlier = page[page.index("Önceki notlar") :]
     assert first_message in earlier and "no-scaling" in earlier
 
 
@@ -69,27 +81,37 @@ def admin_client(client, make_user):
 RETIRE_ADVICE = "emekliye ayırın"
 
 
-def test_deleting_a_question_lesson_or_course_with_answers_is_refused_and_says_to_retire(client, make_user, student, quiz):
+def test_deleting_a_question_lesson_or_course_with_answers_is_refused_and_says_to_retire(
+    client, make_user, student, quiz
+):
     question = Question.objects.get(course=quiz, slug="who-attends")
     submit_answer(student, question, {"option": "qk"})
     with pytest.raises(ProtectedError):
         question.delete()
     admin = admin_client(client, make_user)
-    for url in (reverse("admin:courses_question_delete", args=[question.pk]),
-                reverse("admin:courses_lesson_delete", args=[question.lesson_id]),
-                reverse("admin:courses_course_delete", args=[quiz.pk])):
+    for url in (
+        reverse("admin:courses_question_delete", args=[question.pk]),
+        reverse("admin:courses_lesson_delete", args=[question.lesson_id]),
+        reverse("admin:courses_course_delete", args=[quiz.pk]),
+    ):
         response = admin.post(url, {"post": "yes"})
         assert response.status_code == 200, url
         assert RETIRE_ADVICE in text_of(response), url
-    bulk = admin.post(reverse("admin:courses_question_changelist"),
-                      {"action": "delete_selected", "_selected_action": [question.pk], "post": "yes"})
+    bulk = admin.post(
+        reverse("admin:courses_question_changelist"),
+        {"action": "delete_selected", "_selected_action": [question.pk], "post": "yes"},
+    )
     assert bulk.status_code == 200 and RETIRE_ADVICE in text_of(bulk)
     assert Question.objects.filter(pk=question.pk).exists() and student.attempts.count() == 1
 
 
-def test_deleting_an_exercise_with_submissions_or_a_lesson_with_progress_is_refused(client, make_user, student, lab):
+def test_deleting_an_exercise_with_submissions_or_a_lesson_with_progress_is_refused(
+    client, make_user, student, lab
+):
     attn = lab.exercises.get(slug="attn")
-    Submission.objects.create(user=student, exercise=attn, code="x = 1", code_hash="x", status="done", verdict="failed")
+    Submission.objects.create(
+        user=student, exercise=attn, code="x = 1", code_hash="x", status="done", verdict="failed"
+    )
     admin = admin_client(client, make_user)
     response = admin.post(reverse("admin:courses_exercise_delete", args=[attn.pk]), {"post": "yes"})
     assert response.status_code == 200 and RETIRE_ADVICE in text_of(response)
@@ -105,24 +127,38 @@ def test_deleting_an_exercise_with_submissions_or_a_lesson_with_progress_is_refu
 
 def test_content_nobody_worked_on_can_still_be_deleted(client, make_user, quiz):
     question = Question.objects.get(course=quiz, slug="who-attends")
-    response = admin_client(client, make_user).post(reverse("admin:courses_question_delete", args=[question.pk]),
-                                                    {"post": "yes"})
+    response = admin_client(client, make_user).post(
+        reverse("admin:courses_question_delete", args=[question.pk]), {"post": "yes"}
+    )
     assert response.status_code == 302
     assert not Question.objects.filter(pk=question.pk).exists()
 
 
 def test_the_retired_box_says_to_retire_instead_of_deleting(client, make_user, quiz):
     question = Question.objects.get(course=quiz, slug="who-attends")
-    page = text_of(admin_client(client, make_user).get(reverse("admin:courses_question_change", args=[question.pk])))
+    page = text_of(
+        admin_client(client, make_user).get(reverse("admin:courses_question_change", args=[question.pk]))
+    )
     assert "silmek yerine emekliye ayırın" in page.casefold()
 
 
 # --- The grader host: paginated instructor pages -------------------------------------------
 
+
 def test_a_students_long_history_is_shown_twenty_submissions_a_page(client, teacher, student, lab):
     attn = lab.exercises.get(slug="attn")
-    ids = [Submission.objects.create(user=student, exercise=attn, code=f"x = {number}\n", code_hash=str(number),
-                                     status="done", verdict="failed", score=0.0).pk for number in range(25)]
+    ids = [
+        Submission.objects.create(
+            user=student,
+            exercise=attn,
+            code=f"x = {number}\n",
+            code_hash=str(number),
+            status="done",
+            verdict="failed",
+            score=0.0,
+        ).pk
+        for number in range(25)
+    ]
     client.force_login(teacher)
     url = reverse("instructors:submissions", args=["lab", "attn", student.pk])
     first = text_of(client.get(url))
@@ -136,12 +172,16 @@ def test_a_students_long_history_is_shown_twenty_submissions_a_page(client, teac
 
 # --- Code fill-in: a blank is one expression -------------------------------------------------
 
+
 @pytest.mark.sandbox
-@pytest.mark.parametrize("blank, correct", [
-    ("K if False else K.T", True),  # as text: (Q @ K) if False else K.T, the wrong shape
-    ("K.T if False else Q @ K.T", False),  # as text: Q @ K.T either way, though it is Q @ K.T itself
-    ("K.T * 1  # devrik", True),  # a comment never swallows the closing parenthesis
-])
+@pytest.mark.parametrize(
+    "blank, correct",
+    [
+        ("K if False else K.T", True),  # as text: (Q @ K) if False else K.T, the wrong shape
+        ("K.T if False else Q @ K.T", False),  # as text: Q @ K.T either way, though it is Q @ K.T itself
+        ("K.T * 1  # devrik", True),  # a comment never swallows the closing parenthesis
+    ],
+)
 def test_a_code_blank_is_graded_as_what_it_evaluates_to(quiz, blank, correct):
     from courses.selftest import grade_answer
 
@@ -152,8 +192,12 @@ def test_a_code_blank_is_graded_as_what_it_evaluates_to(quiz, blank, correct):
 def test_a_code_blank_where_no_expression_can_stand_is_an_authoring_problem():
     from courses.kinds import SpecProblem, get_kind
 
-    data = {"code": "y = np.____(K)", "blanks": [{"answer": "transpose"}], "check": ["y"],
-            "cases": [{"name": "a", "inputs": {"K": [[1.0, 2.0]]}}]}
+    data = {
+        "code": "y = np.____(K)",
+        "blanks": [{"answer": "transpose"}],
+        "check": ["y"],
+        "cases": [{"name": "a", "inputs": {"K": [[1.0, 2.0]]}}],
+    }
     with pytest.raises(SpecProblem, match="expression"):
         get_kind("fill_in").validate(data, lambda text, keys: text)
     data["code"] = "y = np.transpose(____)"
@@ -162,6 +206,7 @@ def test_a_code_blank_where_no_expression_can_stand_is_an_authoring_problem():
 
 
 # --- The grader host: stored code is capped --------------------------------------------------
+
 
 @pytest.mark.parametrize("size, said", [(2 * 1024 * 1024, "2,0 MB"), (100 * 1024, "100,0 KB")])
 def test_code_over_the_limit_is_refused_with_its_size_and_never_stored(client, student, lab, size, said):
@@ -190,13 +235,16 @@ def test_a_fill_in_blank_over_the_limit_is_refused_with_its_size_and_never_store
 
 # --- The grader host: no sandbox runs in a web request ---------------------------------------
 
+
 def preview_url(slug="score-fill"):
     return reverse("answer_question", args=["quiz", "selftest", slug])
 
 
 @pytest.mark.sandbox
 @pytest.mark.queue
-def test_an_instructors_preview_of_code_blanks_is_checked_by_a_worker_and_never_counted(client, teacher, quiz, run_queue):
+def test_an_instructors_preview_of_code_blanks_is_checked_by_a_worker_and_never_counted(
+    client, teacher, quiz, run_queue
+):
     from unittest import mock
 
     from courses.models import Attempt
@@ -205,7 +253,9 @@ def test_an_instructors_preview_of_code_blanks_is_checked_by_a_worker_and_never_
     quiz.enroll(teacher)  # even an instructor who is also enrolled
     client.force_login(teacher)
     with mock.patch("courses.kinds.fill_in.FillIn._grade_code") as run:
-        fragment = client.post(preview_url(), {"blank-0": "K.T", "preview": "1"}, HTTP_X_REQUESTED_WITH="dikkat").text
+        fragment = client.post(
+            preview_url(), {"blank-0": "K.T", "preview": "1"}, HTTP_X_REQUESTED_WITH="dikkat"
+        ).text
     run.assert_not_called()  # nothing ran in the request
     assert "data-attempt-pending" in fragment
     status_url = html.unescape(fragment.split('data-status-url="', 1)[1].split('"', 1)[0])
@@ -224,21 +274,35 @@ def test_an_instructors_preview_of_code_blanks_is_checked_by_a_worker_and_never_
     assert stats.question_stats(question)[0].students == 0
 
 
-def test_without_javascript_a_preview_shows_checking_then_its_result_on_the_preview_page(client, teacher, quiz):
+def test_without_javascript_a_preview_shows_checking_then_its_result_on_the_preview_page(
+    client, teacher, quiz
+):
     from courses.models import AnswerPreview
 
     client.force_login(teacher)
     response = client.post(preview_url(), {"blank-0": "K", "preview": "1"})
     preview = AnswerPreview.objects.get()
-    assert response.url == reverse("instructors:preview", args=["quiz", "selftest"]) + f"?onizleme={preview.pk}#q-score-fill"
+    assert (
+        response.url
+        == reverse("instructors:preview", args=["quiz", "selftest"]) + f"?onizleme={preview.pk}#q-score-fill"
+    )
     page = text_of(client.get(response.url))
     assert "Öğrenci önizlemesi" in page and "data-attempt-pending" in page
     assert '<meta http-equiv="refresh"' in page  # reloads itself until checked
     AnswerPreview.objects.filter(pk=preview.pk).update(  # as a worker grades it
-        status="done", score=0.0, correct=False,
-        feedback=[{"blank": 0, "text": "K", "correct": False, "message": None, "hint_html": "Boyutlara bakın."}])
+        status="done",
+        score=0.0,
+        correct=False,
+        feedback=[
+            {"blank": 0, "text": "K", "correct": False, "message": None, "hint_html": "Boyutlara bakın."}
+        ],
+    )
     page = text_of(client.get(response.url))
-    assert "data-attempt-pending" not in page and "Boyutlara bakın." in page and "Önizleme (kaydedilmedi)" in page
+    assert (
+        "data-attempt-pending" not in page
+        and "Boyutlara bakın." in page
+        and "Önizleme (kaydedilmedi)" in page
+    )
 
 
 def test_a_preview_whose_worker_was_lost_is_queued_again(client, teacher, quiz):
@@ -263,6 +327,7 @@ def test_an_instructors_previews_never_stop_a_question_from_being_deleted(client
     client.force_login(teacher)
     client.post(preview_url("who-attends"), {"option": "qk", "preview": "1"})
     question = Question.objects.get(course=quiz, slug="who-attends")
-    response = admin_client(client, make_user).post(reverse("admin:courses_question_delete", args=[question.pk]),
-                                                    {"post": "yes"})
+    response = admin_client(client, make_user).post(
+        reverse("admin:courses_question_delete", args=[question.pk]), {"post": "yes"}
+    )
     assert response.status_code == 302 and not Question.objects.filter(pk=question.pk).exists()

@@ -49,7 +49,9 @@ def student(client, alice):
     return client
 
 
-def test_a_lesson_opens_in_production_without_the_bundle_with_its_plain_text_area(static_without_bundle, student):
+def test_a_lesson_opens_in_production_without_the_bundle_with_its_plain_text_area(
+    static_without_bundle, student
+):
     static_without_bundle.STORAGES = MANIFEST
     call_command("collectstatic", interactive=False, verbosity=0)
 

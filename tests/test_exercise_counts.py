@@ -15,7 +15,9 @@ def test_graded_submissions_and_example_runs_are_counted_apart(client, alice, la
     client.force_login(alice)
     attn = lab.exercises.get(slug="attn")
     for mode, verdict in (("submit", "failed"), ("submit", "failed"), ("run", "passed")):
-        Submission.objects.create(user=alice, exercise=attn, code="x", mode=mode, status="done", verdict=verdict, score=0.0)
+        Submission.objects.create(
+            user=alice, exercise=attn, code="x", mode=mode, status="done", verdict=verdict, score=0.0
+        )
     page = client.get(attn.lesson.get_absolute_url()).text
     assert "2 notlandırılmış gönderim" in page
     assert "Gönderimlerim ve örnek çalıştırmalarım (3)" in page

@@ -8,14 +8,13 @@ import time
 from pathlib import Path
 
 import pytest
+from dikkat_support import worker_env
 from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
-from grader.grading import _store_result, claim, submit, sweep
 from grader.core import GradeResult, Verdict
+from grader.grading import _store_result, claim, submit, sweep
 from grader.models import Submission
-
-from dikkat_support import worker_env
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.sandbox, pytest.mark.queue]
 
@@ -57,10 +56,9 @@ def test_submission_is_stored_then_graded_by_the_worker(student, alice, attn, ru
 def test_nothing_is_enqueued_when_the_transaction_rolls_back(alice, attn):
     from django.db import transaction
 
-    with pytest.raises(RuntimeError):
-        with transaction.atomic():
-            submit(alice, attn, SOLUTION)
-            raise RuntimeError("request failed after storing")
+    with pytest.raises(RuntimeError), transaction.atomic():
+        submit(alice, attn, SOLUTION)
+        raise RuntimeError("request failed after storing")
     assert not Submission.objects.exists()
     assert not DBTaskResult.objects.exists()
 
@@ -104,7 +102,9 @@ def test_another_students_submission_is_a_404(student, bob, lab, attn):
 def test_identical_resubmission_returns_the_earlier_result(student, alice, attn, run_queue):
     student.post(submit_url(), {"code": SOLUTION, "mode": "submit"})
     run_queue()
-    response = student.post(submit_url(), {"code": SOLUTION, "mode": "submit"}, HTTP_X_REQUESTED_WITH="dikkat")
+    response = student.post(
+        submit_url(), {"code": SOLUTION, "mode": "submit"}, HTTP_X_REQUESTED_WITH="dikkat"
+    )
     assert response.json()["reused"] is True and response.json()["verdict"] == "passed"
     assert Submission.objects.filter(user=alice).count() == 1
 
@@ -114,7 +114,9 @@ def test_rate_limit_says_when_to_retry(student, alice, attn, settings):
     settings.GRADING_MAX_PENDING = 10
     for index in range(2):
         student.post(submit_url(), {"code": SOLUTION + f"\n# {index}", "mode": "submit"})
-    response = student.post(submit_url(), {"code": SOLUTION + "\n# 3", "mode": "submit"}, HTTP_X_REQUESTED_WITH="dikkat")
+    response = student.post(
+        submit_url(), {"code": SOLUTION + "\n# 3", "mode": "submit"}, HTTP_X_REQUESTED_WITH="dikkat"
+    )
     assert response.status_code == 429
     assert int(response["Retry-After"]) > 0
     assert "saniye" in response.json()["error"]
@@ -144,8 +146,12 @@ def test_a_stale_result_never_overwrites_a_newer_one(alice, attn):
     Submission.objects.filter(pk=submission.pk).update(lease_expires_at="2000-01-01T00:00:00Z")
     assert sweep() == (1, 0)
     second, second_token = claim(submission.pk)
-    assert _store_result(second, GradeResult(verdict=Verdict.PASSED, score=1.0), attn.content_hash, second_token)
-    late = _store_result(first, GradeResult(verdict=Verdict.FAILED, score=0.0), attn.content_hash, first_token)
+    assert _store_result(
+        second, GradeResult(verdict=Verdict.PASSED, score=1.0), attn.content_hash, second_token
+    )
+    late = _store_result(
+        first, GradeResult(verdict=Verdict.FAILED, score=0.0), attn.content_hash, first_token
+    )
     assert late is False
     submission.refresh_from_db()
     assert (submission.verdict, submission.score, submission.tries) == ("passed", 1.0, 2)
@@ -166,7 +172,11 @@ def test_submission_that_keeps_killing_workers_ends_as_internal_error(alice, att
 def _start_worker(env):
     return subprocess.Popen(
         [sys.executable, "manage.py", "grading_worker", "--no-startup-delay", "--interval", "0.2"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
 
 

@@ -7,7 +7,6 @@ import re
 from html import unescape
 from pathlib import Path
 
-import pytest
 from django.urls import reverse
 
 from courses.models import Question
@@ -20,11 +19,20 @@ ROOT = Path(__file__).resolve().parent.parent
 def graded(user, exercise, code: str, verdict: str, score: float, misconception: str = "") -> Submission:
     """A graded submission as a worker leaves it (no sandbox needed to look at pages)."""
     submission = Submission.objects.create(
-        user=user, exercise=exercise, code=code, code_hash=Submission.hash_code(code), status=Submission.Status.DONE,
-        verdict=verdict, score=score, misconception=misconception, graded_hash=exercise.content_hash,
+        user=user,
+        exercise=exercise,
+        code=code,
+        code_hash=Submission.hash_code(code),
+        status=Submission.Status.DONE,
+        verdict=verdict,
+        score=score,
+        misconception=misconception,
+        graded_hash=exercise.content_hash,
         tests=[{"name": "ornek", "passed": score == 1.0, "hidden": False, "message": None}],
     )
-    GradeChange.objects.create(submission=submission, verdict=verdict, score=score, misconception=misconception)
+    GradeChange.objects.create(
+        submission=submission, verdict=verdict, score=score, misconception=misconception
+    )
     return submission
 
 
@@ -34,7 +42,9 @@ def text_of(html: str) -> str:
     return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
 
 
-def test_item_page_names_the_exercise_and_says_verdicts_and_misconceptions_in_words(client, teacher, make_user, lab):
+def test_item_page_names_the_exercise_and_says_verdicts_and_misconceptions_in_words(
+    client, teacher, make_user, lab
+):
     ayse = make_user("ayşe")
     lab.enroll(ayse)
     attn = lab.exercises.get(slug="attn")
@@ -86,7 +96,9 @@ def test_gradebook_scrolls_visibly_with_the_student_column_fixed(client, teacher
     assert rule and "position: sticky" in rule.group(1) and "left: 0" in rule.group(1)
 
 
-def test_csv_for_turkish_excel_has_semicolons_and_decimal_commas_and_the_same_columns(client, teacher, make_user, lab):
+def test_csv_for_turkish_excel_has_semicolons_and_decimal_commas_and_the_same_columns(
+    client, teacher, make_user, lab
+):
     ayse = make_user("ayşe")
     lab.enroll(ayse)
     attn = lab.exercises.get(slug="attn")
@@ -119,10 +131,16 @@ def test_submission_diffs_mark_added_and_removed_lines(client, teacher, make_use
     graded(ayse, attn, "x = 1\ny = 3\n", "passed", 1.0)
     client.force_login(teacher)
     html = client.get(reverse("instructors:submissions", args=["lab", "attn", ayse.pk])).text
-    assert re.search(r'<span class="diff-line diff-del"><span class="visually-hidden">silindi: </span>-y = 2</span>', html)
-    assert re.search(r'<span class="diff-line diff-add"><span class="visually-hidden">eklendi: </span>\+y = 3</span>', html)
+    assert re.search(
+        r'<span class="diff-line diff-del"><span class="visually-hidden">silindi: </span>-y = 2</span>', html
+    )
+    assert re.search(
+        r'<span class="diff-line diff-add"><span class="visually-hidden">eklendi: </span>\+y = 3</span>', html
+    )
     css = (ROOT / "static/css/site.css").read_text()
-    assert re.search(r"\.diff-add \{[^}]*var\(--ok-bg\)", css) and re.search(r"\.diff-del \{[^}]*var\(--bad-bg\)", css)
+    assert re.search(r"\.diff-add \{[^}]*var\(--ok-bg\)", css) and re.search(
+        r"\.diff-del \{[^}]*var\(--bad-bg\)", css
+    )
     page = text_of(html)
     assert "Attention" in page and "attn ·" not in page
 
@@ -131,11 +149,28 @@ def test_test_this_item_and_regrade_pages_name_verdicts(client, teacher, lab):
     from grader.models import ItemCheck
 
     attn = lab.exercises.get(slug="attn")
-    ItemCheck.objects.create(exercise=attn, status=ItemCheck.Status.DONE, runs=[
-        {"label": "", "file": "", "verdict": "passed", "score": 1.0, "misconception": "", "hidden_failed": []},
-        {"label": "no-scaling", "file": "variants/no_scaling.py", "verdict": "timeout", "score": 0.0,
-         "misconception": "no-scaling", "hidden_failed": []},
-    ])
+    ItemCheck.objects.create(
+        exercise=attn,
+        status=ItemCheck.Status.DONE,
+        runs=[
+            {
+                "label": "",
+                "file": "",
+                "verdict": "passed",
+                "score": 1.0,
+                "misconception": "",
+                "hidden_failed": [],
+            },
+            {
+                "label": "no-scaling",
+                "file": "variants/no_scaling.py",
+                "verdict": "timeout",
+                "score": 0.0,
+                "misconception": "no-scaling",
+                "hidden_failed": [],
+            },
+        ],
+    )
     client.force_login(teacher)
     page = text_of(client.get(reverse("instructors:test_item", args=["lab", "attn"])).text)
     assert "süre sınırı" in page and "geçti" in page and "timeout" not in page and "passed" not in page

@@ -123,7 +123,9 @@ def test_item_statistics_count_choices_and_misconceptions(client, teacher, make_
 
 
 @pytest.mark.sandbox
-def test_regrade_preview_shows_who_goes_up_and_down_then_applies_with_history(client, teacher, make_user, lab, tmp_path, run_queue, settings):
+def test_regrade_preview_shows_who_goes_up_and_down_then_applies_with_history(
+    client, teacher, make_user, lab, tmp_path, run_queue, settings
+):
     """The reference changes (the lab now expects unscaled scores): a student with the old
     right answer goes down, one who forgot scaling goes up; nothing changes until applied."""
     from courses.exercises import check_exercises
@@ -140,8 +142,11 @@ def test_regrade_preview_shows_who_goes_up_and_down_then_applies_with_history(cl
     (exercise_dir / "solution.py").write_text(NO_SCALING)
     toml = (exercise_dir / "exercise.toml").read_text()
     # The old solution's mistake is the new reference, so its catalog entry goes too.
-    toml = "\n".join(line for line in toml.splitlines()
-                     if not line.startswith(("[[misconceptions]]", "tag =", "file =", "hint =")))
+    toml = "\n".join(
+        line
+        for line in toml.splitlines()
+        if not line.startswith(("[[misconceptions]]", "tag =", "file =", "hint ="))
+    )
     (exercise_dir / "exercise.toml").write_text(toml)
     report = import_course(course_dir, prepare_exercises=lambda s: check_exercises(s, build=True))
     assert any(line.startswith("~ exercise attn") for line in report.changes)
@@ -217,7 +222,9 @@ def test_preview_as_student_records_nothing(client, teacher, quiz):
     client.force_login(teacher)
     page = client.get(reverse("instructors:preview", args=["quiz", "selftest"])).text
     assert "Öğrenci önizlemesi" in page and 'name="preview" value="1"' in page
-    client.post(reverse("answer_question", args=["quiz", "selftest", "who-attends"]), {"option": "qk", "preview": "1"})
+    client.post(
+        reverse("answer_question", args=["quiz", "selftest", "who-attends"]), {"option": "qk", "preview": "1"}
+    )
     assert not Attempt.objects.exists()
 
 

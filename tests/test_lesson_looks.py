@@ -20,7 +20,9 @@ def text_of(html: str) -> str:
 
 
 def card_titles(html: str) -> list[str]:
-    return [text_of(t) for t in re.findall(r'<h3 id="q-[\w-]+-title" class="item-title">(.*?)</h3>', html, re.S)]
+    return [
+        text_of(t) for t in re.findall(r'<h3 id="q-[\w-]+-title" class="item-title">(.*?)</h3>', html, re.S)
+    ]
 
 
 def test_question_cards_are_numbered_in_lesson_order(student):
@@ -29,8 +31,11 @@ def test_question_cards_are_numbered_in_lesson_order(student):
 
 
 def test_a_card_keeps_its_number_after_an_answer(student):
-    fragment = student.post(reverse("answer_question", args=["quiz", "selftest", "true-facts"]),
-                            {"options": ["a"]}, HTTP_X_REQUESTED_WITH="dikkat").text
+    fragment = student.post(
+        reverse("answer_question", args=["quiz", "selftest", "true-facts"]),
+        {"options": ["a"]},
+        HTTP_X_REQUESTED_WITH="dikkat",
+    ).text
     assert card_titles(fragment) == ["Soru 2"]
 
 
@@ -44,7 +49,11 @@ def test_the_outline_lists_the_questions_with_the_students_progress(student):
     student.post(reverse("answer_question", args=["quiz", "selftest", "who-attends"]), {"option": "qk"})
     student.post(reverse("answer_question", args=["quiz", "selftest", "true-facts"]), {"options": ["a"]})
     html = student.get(reverse("lesson", args=["quiz", "selftest"])).text
-    outline = html[html.index('<nav class="lesson-outline"'):html.index("</nav>", html.index('<nav class="lesson-outline"'))]
+    outline = html[
+        html.index('<nav class="lesson-outline"') : html.index(
+            "</nav>", html.index('<nav class="lesson-outline"')
+        )
+    ]
     entries = [text_of(li) for li in re.findall(r"<li\b.*?</li>", outline, re.S)]
     assert entries[:3] == ["Soru 1 ✓ çözüldü", "Soru 2 denendi", "Soru 3"]
     assert 'href="#q-who-attends"' in outline
@@ -52,15 +61,19 @@ def test_the_outline_lists_the_questions_with_the_students_progress(student):
 
 
 def test_sections_get_anchors_and_markdown_tables_a_frame_that_scrolls():
-    body = ('<h2>Üç ayrı sayı</h2><p>…</p><table><thead><tr><th>Kavram</th></tr></thead></table>'
-            '<h2 id="kendi">Neden <math><msqrt><mi>d</mi></msqrt></math>?</h2>'
-            '<div class="table-scroll"><table class="visual-table"><tr><td>1</td></tr></table></div>')
+    body = (
+        "<h2>Üç ayrı sayı</h2><p>…</p><table><thead><tr><th>Kavram</th></tr></thead></table>"
+        '<h2 id="kendi">Neden <math><msqrt><mi>d</mi></msqrt></math>?</h2>'
+        '<div class="table-scroll"><table class="visual-table"><tr><td>1</td></tr></table></div>'
+    )
     outline = lesson_outline(body)
     assert [section_id for section_id, _ in outline.sections] == ["bolum-1", "kendi"]
     assert str(outline.sections[1][1]).startswith("Neden <math>")
     assert '<h2 id="bolum-1">Üç ayrı sayı</h2>' in outline.html
-    assert ('<div class="table-scroll" tabindex="0" role="region" aria-label="Tablo"><table class="lesson-table">'
-            '<thead><tr><th>Kavram</th></tr></thead></table></div>') in outline.html
+    assert (
+        '<div class="table-scroll" tabindex="0" role="region" aria-label="Tablo"><table class="lesson-table">'
+        "<thead><tr><th>Kavram</th></tr></thead></table></div>"
+    ) in outline.html
     assert outline.html.count('class="table-scroll"') == 2  # the figure's table keeps its own frame only
 
 
@@ -68,10 +81,12 @@ def test_css_gives_lesson_tables_borders_and_wide_screens_an_outline():
     css = (ROOT / "static/css/site.css").read_text()
     cell = re.search(r"\.lesson-table th, \.lesson-table td \{([^}]*)\}", css).group(1)
     assert "border: 1px solid" in cell and "padding:" in cell
-    wide = css[css.index("@media (min-width: 75rem)"):]
+    wide = css[css.index("@media (min-width: 75rem)") :]
     assert re.search(r"\.lesson-layout \{[^}]*display: grid", wide)
     assert re.search(r"\.lesson-outline \{[^}]*position: sticky", wide)
-    assert re.search(r"(?m)^\.lesson-outline \{ display: none; \}", css)  # phones: the page reads straight down
+    assert re.search(
+        r"(?m)^\.lesson-outline \{ display: none; \}", css
+    )  # phones: the page reads straight down
 
 
 def test_a_scrolling_table_keeps_its_hidden_labels_inside_it():

@@ -111,7 +111,7 @@ def test_pages_send_a_content_security_policy_allowing_only_own_scripts(client):
 
 
 def test_signing_up_and_enrolling_are_two_different_words(client, mini_course):
-    """"Kaydol" meant both; now an account is created ("Hesap oluştur") and a course joined ("katıl")."""
+    """ "Kaydol" meant both; now an account is created ("Hesap oluştur") and a course joined ("katıl")."""
     page = client.get(reverse("course", args=["mini"])).text
     assert "Kursa katılmak için" in page and "hesap oluşturun" in page
     assert "Hesap oluştur" in client.get(reverse("signup")).text

@@ -20,7 +20,9 @@ def test_single_choice_right_and_wrong_with_misconception(quiz):
     assert (wrong.score, wrong.correct, wrong.misconceptions) == (0.0, False, ["value-in-score"])
 
 
-@pytest.mark.parametrize("answer", [{"option": "zz"}, {"option": 3}, {"options": ["qk"]}, ["qk"], {"option": "qk", "x": 1}])
+@pytest.mark.parametrize(
+    "answer", [{"option": "zz"}, {"option": 3}, {"options": ["qk"]}, ["qk"], {"option": "qk", "x": 1}]
+)
 def test_single_choice_rejects_malformed_answers(quiz, answer):
     with pytest.raises(AnswerError):
         grade(quiz, "who-attends", answer)
@@ -28,7 +30,13 @@ def test_single_choice_rejects_malformed_answers(quiz, answer):
 
 @pytest.mark.parametrize(
     ("options", "score"),
-    [(["a", "b"], 1.0), (["a"], 0.75), (["a", "b", "c"], 0.75), (["a", "b", "c", "d"], 0.5), (["c", "d"], 0.0)],
+    [
+        (["a", "b"], 1.0),
+        (["a"], 0.75),
+        (["a", "b", "c"], 0.75),
+        (["a", "b", "c", "d"], 0.5),
+        (["c", "d"], 0.0),
+    ],
 )
 def test_multiple_choice_gives_partial_credit_per_option(quiz, options, score):
     result = grade(quiz, "true-facts", {"options": options})
@@ -48,7 +56,12 @@ def _roles(quiz):
     spec = Question.objects.get(course=quiz, slug="roles").spec
     by_text = {r["html"]: r["id"] for r in spec["rights"]}
     ids = {}
-    for text, key in (("Ne arıyorum?", "ask"), ("Bende ne var?", "offer"), ("Ne veririm?", "give"), ("Ne hesaplarım?", "extra")):
+    for text, key in (
+        ("Ne arıyorum?", "ask"),
+        ("Bende ne var?", "offer"),
+        ("Ne veririm?", "give"),
+        ("Ne hesaplarım?", "extra"),
+    ):
         ids[key] = next(rid for html, rid in by_text.items() if text in html)
     return ids
 
@@ -73,7 +86,10 @@ def test_matching_rejects_unknown_items(quiz):
 
 
 @pytest.mark.sandbox
-@pytest.mark.parametrize("blank", ["K.T", "K.transpose()", "np.transpose(K)", "K.swapaxes(0, 1)", "np.swapaxes(K, -1, -2)", " K.T "])
+@pytest.mark.parametrize(
+    "blank",
+    ["K.T", "K.transpose()", "np.transpose(K)", "K.swapaxes(0, 1)", "np.swapaxes(K, -1, -2)", " K.T "],
+)
 def test_fill_in_equivalent_expressions_pass_by_running(quiz, blank):
     result = grade(quiz, "score-fill", {"blanks": [blank]})
     assert (result.score, result.correct) == (1.0, True)
@@ -101,12 +117,15 @@ def test_fill_in_blank_that_is_not_one_expression_is_not_graded(quiz, blank):
 
 
 @pytest.mark.sandbox
-@pytest.mark.parametrize("blank", [
-    "__import__('os').system('touch /tmp/pwned-by-fill-in')",
-    "[0 for _ in iter(int, 1)]",
-    "__import__('time').sleep(60)",
-    "open('/etc/shadow').read()",
-])
+@pytest.mark.parametrize(
+    "blank",
+    [
+        "__import__('os').system('touch /tmp/pwned-by-fill-in')",
+        "[0 for _ in iter(int, 1)]",
+        "__import__('time').sleep(60)",
+        "open('/etc/shadow').read()",
+    ],
+)
 def test_fill_in_hostile_blank_is_contained_and_graded_wrong(quiz, blank):
     import os
 
@@ -121,7 +140,9 @@ def test_fill_in_accept_list_is_case_insensitive(quiz):
     assert not grade(quiz, "word-fill", {"blanks": ["ağırlık"]}).correct
 
 
-@pytest.mark.parametrize(("value", "correct"), [(0.125, True), ("0,125", True), ("0.1252", True), ("1/8", None), (0.2, False)])
+@pytest.mark.parametrize(
+    ("value", "correct"), [(0.125, True), ("0,125", True), ("0.1252", True), ("1/8", None), (0.2, False)]
+)
 def test_numeric_tolerance_and_turkish_decimal_comma(quiz, value, correct):
     if correct is None:  # not a number: explained to the student, not counted (not a tampered form)
         with pytest.raises(NotGradable):

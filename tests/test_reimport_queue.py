@@ -16,8 +16,9 @@ def reimport(client, course):
     return client.post(changelist, {"action": "reimport", "_selected_action": [course.pk]}, follow=True).text
 
 
-def test_a_second_reimport_while_one_waits_or_runs_is_not_queued_and_the_admin_is_told(client, make_user,
-                                                                                      mini_course_dir):
+def test_a_second_reimport_while_one_waits_or_runs_is_not_queued_and_the_admin_is_told(
+    client, make_user, mini_course_dir
+):
     import_course(mini_course_dir)
     course = Course.objects.get(slug="mini")
     client.force_login(make_user("yonetici", is_staff=True, is_superuser=True))

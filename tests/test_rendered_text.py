@@ -19,8 +19,31 @@ COURSE = Path(__file__).resolve().parent.parent / "courses" / "content" / "atten
 ESCAPED = re.compile(r"&(#x?[0-9a-fA-F]+|amp|lt|gt|quot);")
 RAW_MATH = re.compile(r"\$[^$\n]*[\\_^][^$\n]*\$")
 # Attributes that hold one number a browser must read: SVG geometry, progress and meter values.
-NUMBER_ATTRIBUTES = {"x", "y", "x1", "x2", "y1", "y2", "cx", "cy", "r", "rx", "ry", "width", "height", "stroke-width",
-                     "opacity", "fill-opacity", "font-size", "value", "max", "min", "low", "high", "optimum"}
+NUMBER_ATTRIBUTES = {
+    "x",
+    "y",
+    "x1",
+    "x2",
+    "y1",
+    "y2",
+    "cx",
+    "cy",
+    "r",
+    "rx",
+    "ry",
+    "width",
+    "height",
+    "stroke-width",
+    "opacity",
+    "fill-opacity",
+    "font-size",
+    "value",
+    "max",
+    "min",
+    "low",
+    "high",
+    "optimum",
+}
 NUMBER = re.compile(r"-?(\d+(\.\d*)?|\.\d+)([eE]-?\d+)?(%|px|em|rem)?")
 TURKISH_DECIMAL = re.compile(r"-?\d+,\d+")
 
@@ -71,7 +94,8 @@ def bad_numbers(page: str) -> list[str]:
     for tag, name, value in read(page).attributes:
         name = name.lower()
         if tag in ("svg", "rect", "line", "circle", "text", "progress", "meter", "g", "path", "polygon") or (
-                tag == "input" and name in ("min", "max", "step")):
+            tag == "input" and name in ("min", "max", "step")
+        ):
             if name in NUMBER_ATTRIBUTES and not NUMBER.fullmatch(value.strip()):
                 found.append(f"<{tag} {name}={value!r}>")
         if name.startswith("data-") and TURKISH_DECIMAL.fullmatch(value.strip()):
@@ -85,18 +109,24 @@ def bad_numbers(page: str) -> list[str]:
 
 
 def test_the_number_check_finds_localized_numbers():
-    assert bad_numbers('<svg><rect width="100,0" x="0"></rect></svg><progress value="0,5" max="1"></progress>'
-                       '<td data-value="0,250">') == ["<rect width='100,0'>", "<progress value='0,5'>", "<td data-value='0,250'>"]
+    assert bad_numbers(
+        '<svg><rect width="100,0" x="0"></rect></svg><progress value="0,5" max="1"></progress>'
+        '<td data-value="0,250">'
+    ) == ["<rect width='100,0'>", "<progress value='0,5'>", "<td data-value='0,250'>"]
     assert bad_numbers('<svg><rect width="100.0" height="10"></rect></svg><td data-value="0.25">') == []
 
 
 def write_course(root: Path, questions: str, lesson: str = "Ders metni.") -> Path:
     folder = root / "yazili"
     (folder / "01-ders").mkdir(parents=True)
-    (folder / "course.toml").write_text('slug = "yazili"\ntitle = "Yazılı"\nsummary = "Deneme."\n', encoding="utf-8")
+    (folder / "course.toml").write_text(
+        'slug = "yazili"\ntitle = "Yazılı"\nsummary = "Deneme."\n', encoding="utf-8"
+    )
     (folder / "01-ders" / "lesson.md").write_text(
-        '+++\nslug = "ders"\ntitle = "Ders"\norder = 1\nsummary = "Deneme."\n+++\n\n' + textwrap.dedent(lesson),
-        encoding="utf-8")
+        '+++\nslug = "ders"\ntitle = "Ders"\norder = 1\nsummary = "Deneme."\n+++\n\n'
+        + textwrap.dedent(lesson),
+        encoding="utf-8",
+    )
     (folder / "01-ders" / "questions.toml").write_text(textwrap.dedent(questions), encoding="utf-8")
     return folder
 
@@ -117,7 +147,7 @@ def written(db, tmp_path, alice, client):
     return make
 
 
-MATCHING = '''
+MATCHING = """
     [[questions]]
     slug = "shapes"
     kind = "matching"
@@ -132,7 +162,7 @@ MATCHING = '''
     [[questions.pairs]]
     left = "$A = \\\\text{softmax}(S)$"
     right = "Q & K < 1"
-'''
+"""
 
 
 def test_matching_options_show_formulas_and_symbols_as_text_not_references(written):
@@ -148,19 +178,22 @@ def test_matching_options_show_formulas_and_symbols_as_text_not_references(writt
 
 def test_matching_chips_carry_the_rendered_formula(written):
     page = written(MATCHING)
-    chips = page[page.index("<template data-chips>"):page.index("</template>")]
+    chips = page[page.index("<template data-chips>") : page.index("</template>")]
     assert chips.count('class="chip"') == 3
     assert "<math" in chips and "&amp;#" not in chips
 
 
 def test_table_cell_that_starts_with_a_formula_and_ends_with_a_digit_renders_the_formula(written):
-    page = written("", lesson="""
+    page = written(
+        "",
+        lesson="""
         | Kavram | Özelliği |
         |---|---|
         | Ağırlık | $0 \\le a_{ij} \\le 1$, her satırın toplamı 1 |
 
         $x$ ile başlayan ve 2 ile biten bir paragraf 2
-    """)
+    """,
+    )
     assert unreadable_text(page) == []
     assert page.count("<math") == 2
 
@@ -171,6 +204,7 @@ def test_prices_stay_text(written):
 
 
 # --- the built-in course, as a student reads it ----------------------------------------------
+
 
 @pytest.fixture
 def course_pages(db, alice, settings):
@@ -192,9 +226,11 @@ def course_pages(db, alice, settings):
     for question in Question.objects.filter(course=course):
         spec = question.spec
         answer = {
-            "single_choice": lambda: {"option": spec["options"][0]["id"]},
-            "multiple_choice": lambda: {"options": [spec["options"][0]["id"]]},
-            "matching": lambda: {"pairs": {left["id"]: spec["rights"][0]["id"] for left in spec["lefts"]}},
+            "single_choice": lambda spec=spec: {"option": spec["options"][0]["id"]},
+            "multiple_choice": lambda spec=spec: {"options": [spec["options"][0]["id"]]},
+            "matching": lambda spec=spec: {
+                "pairs": {left["id"]: spec["rights"][0]["id"] for left in spec["lefts"]}
+            },
             "numeric": lambda: {"value": "1"},
         }.get(question.kind)
         if answer is None or get_kind(question.kind).code_runs(spec):

@@ -1,4 +1,4 @@
-""""Cevabı göster" says what it costs only when it costs something, and asks first.
+""" "Cevabı göster" says what it costs only when it costs something, and asks first.
 
 Under the course's score policy a reveal counts as a 0 and answers after it score 0: before the
 question is solved, that is the end of earning points on it, so the page says so and asks for
@@ -19,7 +19,7 @@ def lesson(client, query=""):
 
 def article(page, slug):
     start = page.rindex("<article", 0, page.index(f'id="q-{slug}"'))
-    return page[start:page.index("</article>", start)]
+    return page[start : page.index("</article>", start)]
 
 
 def reveal(client, slug, **data):
@@ -41,14 +41,22 @@ def test_before_solving_the_page_says_the_score_becomes_0_and_a_press_only_asks(
     assert response.status_code == 302 and response.url.endswith("?cevabi-goster=sqrt-dk#q-sqrt-dk")
     assert reveals(alice) == 0
     item = article(lesson(student, "?cevabi-goster=sqrt-dk"), "sqrt-dk")
-    assert "Cevap gösterilsin mi?" in item and "Evet, cevabı göster" in item and "Hayır, denemeye devam edeyim" in item
+    assert (
+        "Cevap gösterilsin mi?" in item
+        and "Evet, cevabı göster" in item
+        and "Hayır, denemeye devam edeyim" in item
+    )
     assert "data-solution" not in item
 
 
 def test_no_keeps_the_question_as_it_was(student, alice):
     reveal(student, "sqrt-dk")
     response = reveal(student, "sqrt-dk", confirm="1", cancel="1")
-    assert response.status_code == 302 and response.url.endswith("#q-sqrt-dk") and "cevabi-goster" not in response.url
+    assert (
+        response.status_code == 302
+        and response.url.endswith("#q-sqrt-dk")
+        and "cevabi-goster" not in response.url
+    )
     assert reveals(alice) == 0
     assert "Cevap gösterilsin mi?" not in article(lesson(student), "sqrt-dk")
 
@@ -61,9 +69,14 @@ def test_yes_shows_the_answer(student, alice):
 
 
 def test_the_script_gets_the_question_with_the_confirm_step(student, alice):
-    response = student.post(reverse("reveal_question", args=["quiz", "selftest", "sqrt-dk"]),
-                            HTTP_X_REQUESTED_WITH="dikkat")
-    assert response.status_code == 200 and "Cevap gösterilsin mi?" in response.text and "data-confirm" in response.text
+    response = student.post(
+        reverse("reveal_question", args=["quiz", "selftest", "sqrt-dk"]), HTTP_X_REQUESTED_WITH="dikkat"
+    )
+    assert (
+        response.status_code == 200
+        and "Cevap gösterilsin mi?" in response.text
+        and "data-confirm" in response.text
+    )
     assert reveals(alice) == 0
 
 

@@ -23,8 +23,13 @@ def test_a_queued_submission_whose_task_was_lost_is_queued_again(alice, lab, run
     lab.enroll(alice)
     attn = lab.exercises.get(slug="attn")
     # Stored, but its task never made it onto the queue (enqueue failed, worker died first…).
-    lost = Submission.objects.create(user=alice, exercise=attn, code=SOLUTION, code_hash=Submission.hash_code(SOLUTION),
-                                     created_at=timezone.now() - timedelta(minutes=10))
+    lost = Submission.objects.create(
+        user=alice,
+        exercise=attn,
+        code=SOLUTION,
+        code_hash=Submission.hash_code(SOLUTION),
+        created_at=timezone.now() - timedelta(minutes=10),
+    )
     assert not DBTaskResult.objects.exists()
     assert sweep() == (1, 0)
     run_queue()
@@ -37,7 +42,9 @@ def test_an_answer_after_the_reveal_never_counts_as_solved(client, alice, quiz):
     quiz.enroll(alice)
     client.force_login(alice)
     url = reverse("answer_question", args=["quiz", "selftest", "sqrt-dk"])
-    client.post(reverse("reveal_question", args=["quiz", "selftest", "sqrt-dk"]), {"confirm": "1"})  # reveal = "always"
+    client.post(
+        reverse("reveal_question", args=["quiz", "selftest", "sqrt-dk"]), {"confirm": "1"}
+    )  # reveal = "always"
     client.post(url, {"value": "0,125"})
     page = client.get(reverse("lesson", args=["quiz", "selftest"])).text
     assert 'class="item question status-revealed" id="q-sqrt-dk"' in page
@@ -75,15 +82,37 @@ def test_a_question_whose_kind_changed_does_not_break_the_lesson(client, alice, 
     client.force_login(alice)
     client.post(reverse("answer_question", args=["quiz", "selftest", "who-attends"]), {"option": "qv"})
     question = Question.objects.get(slug="who-attends")
-    Question.objects.filter(pk=question.pk).update(kind="multiple_choice", spec={
-        "options": [{"id": "x", "html": "X", "correct": True, "explanation_html": "", "misconception": "", "hint_html": ""},
-                    {"id": "y", "html": "Y", "correct": False, "explanation_html": "", "misconception": "", "hint_html": ""}],
-        "shuffle": True})
+    Question.objects.filter(pk=question.pk).update(
+        kind="multiple_choice",
+        spec={
+            "options": [
+                {
+                    "id": "x",
+                    "html": "X",
+                    "correct": True,
+                    "explanation_html": "",
+                    "misconception": "",
+                    "hint_html": "",
+                },
+                {
+                    "id": "y",
+                    "html": "Y",
+                    "correct": False,
+                    "explanation_html": "",
+                    "misconception": "",
+                    "hint_html": "",
+                },
+            ],
+            "shuffle": True,
+        },
+    )
     assert client.get(reverse("lesson", args=["quiz", "selftest"])).status_code == 200
 
 
 @pytest.mark.django_db
-def test_instructors_cannot_edit_raw_html_or_move_lessons_to_other_courses(client, make_user, quiz, mini_course):
+def test_instructors_cannot_edit_raw_html_or_move_lessons_to_other_courses(
+    client, make_user, quiz, mini_course
+):
     teacher = make_user("hoca", is_staff=True)
     quiz.instructors.add(teacher)
     from django.contrib.auth.models import Permission
@@ -125,7 +154,10 @@ def test_code_sent_after_seeing_the_sample_solution_scores_zero(client, alice, l
     attn = lab.exercises.get(slug="attn")
     reveal = reverse("reveal_solution", args=["lab", "lab", "attn"])
     client.post(reveal)  # after_attempts = 2: not yet
-    assert "np.sqrt(Q.shape[-1])" not in client.get(reverse("lesson", args=["lab", "lab"])).text.split('id="ex-attn"')[1]
+    assert (
+        "np.sqrt(Q.shape[-1])"
+        not in client.get(reverse("lesson", args=["lab", "lab"])).text.split('id="ex-attn"')[1]
+    )
     for code in ("x = 1\n", "y = 2\n"):
         grade_claimed(submit(alice, attn, code).submission.pk)
     client.post(reveal)

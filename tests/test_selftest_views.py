@@ -58,7 +58,9 @@ def test_wrong_then_right_answer_with_feedback_persists_across_sessions(student,
     other_device.force_login(alice)
     page = lesson(other_device)
     assert "Doğru!" in page and "2 deneme" in page
-    attempts = list(Attempt.objects.filter(user=alice, question__slug="who-attends").values_list("score", "correct"))
+    attempts = list(
+        Attempt.objects.filter(user=alice, question__slug="who-attends").values_list("score", "correct")
+    )
     assert attempts == [(0.0, False), (1.0, True)]
 
 

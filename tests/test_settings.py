@@ -22,16 +22,25 @@ PRODUCTION = {
 
 
 def manage(*args: str, env: dict) -> subprocess.CompletedProcess:
-    clean = {key: value for key, value in os.environ.items() if key not in {"DEBUG", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE"}}
+    clean = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"DEBUG", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    }
     return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env={**clean, **env},
-        capture_output=True, text=True, timeout=120,
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
 def test_check_deploy_is_clean_with_production_variables(tmp_path):
-    result = manage("check", "--deploy", "--fail-level", "WARNING",
-                    env={**PRODUCTION, "DIKKAT_VAR_DIR": str(tmp_path)})
+    result = manage(
+        "check", "--deploy", "--fail-level", "WARNING", env={**PRODUCTION, "DIKKAT_VAR_DIR": str(tmp_path)}
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -28,8 +28,14 @@ def graded(user, exercise, index: int, seconds: float, ago: float = 60.0) -> Sub
     """A finished submission whose worker spent ``seconds`` on it, ``ago`` seconds ago."""
     end = timezone.now() - timedelta(seconds=ago)
     return Submission.objects.create(
-        user=user, exercise=exercise, code=f"x = {index}", code_hash=f"h{index}", status="done", verdict="failed",
-        started_at=end - timedelta(seconds=seconds), finished_at=end,
+        user=user,
+        exercise=exercise,
+        code=f"x = {index}",
+        code_hash=f"h{index}",
+        status="done",
+        verdict="failed",
+        started_at=end - timedelta(seconds=seconds),
+        finished_at=end,
     )
 
 
@@ -49,8 +55,9 @@ def test_a_queued_submission_shows_its_wait_and_when_to_poll(client, alice, bob,
     lab.enroll(bob)
     for index in range(4):
         graded(bob, attn, index, seconds=2.0, ago=60 * index)  # 2 s each, the queue idle in between
-    Submission.objects.create(user=bob, exercise=attn, code="y = 1", code_hash="r", status="running",
-                              started_at=timezone.now())
+    Submission.objects.create(
+        user=bob, exercise=attn, code="y = 1", code_hash="r", status="running", started_at=timezone.now()
+    )
     others = [classmate(f"ogrenci{i}") for i in range(3)]
     for other in others:
         lab.enroll(other)
@@ -71,8 +78,14 @@ def test_a_busy_queue_is_estimated_by_the_spacing_of_its_verdicts(client, alice,
     for index in range(11):  # two workers, 0.6 s each: a verdict every 0.3 s
         graded(bob, attn, index, seconds=0.6, ago=100 - 0.3 * index)
     for index in range(2):
-        Submission.objects.create(user=bob, exercise=attn, code=f"r{index}", code_hash=f"r{index}", status="running",
-                                  started_at=timezone.now())
+        Submission.objects.create(
+            user=bob,
+            exercise=attn,
+            code=f"r{index}",
+            code_hash=f"r{index}",
+            status="running",
+            started_at=timezone.now(),
+        )
     for index in range(29):
         other = classmate(f"kuyruk{index}")
         lab.enroll(other)
@@ -98,8 +111,14 @@ def test_without_a_grading_worker_there_is_no_estimate_and_the_page_backs_off(cl
 def test_a_running_submission_is_polled_again_near_its_expected_end(client, alice, lab, attn):
     lab.enroll(alice)
     graded(alice, attn, 1, seconds=3.0)
-    mine = Submission.objects.create(user=alice, exercise=attn, code="z = 1", code_hash="z", status="running",
-                                     started_at=timezone.now() - timedelta(seconds=1))
+    mine = Submission.objects.create(
+        user=alice,
+        exercise=attn,
+        code="z = 1",
+        code_hash="z",
+        status="running",
+        started_at=timezone.now() - timedelta(seconds=1),
+    )
     client.force_login(alice)
     data = status(client, mine)
     assert data["status"] == "running"
@@ -112,7 +131,9 @@ def test_a_running_submission_is_polled_again_near_its_expected_end(client, alic
 def test_the_estimate_is_reused_briefly_then_measured_again(alice, lab, attn):
     lab.enroll(alice)
     graded(alice, attn, 1, seconds=2.0)
-    Submission.objects.create(user=alice, exercise=attn, code="w", code_hash="w", status="running", started_at=timezone.now())
+    Submission.objects.create(
+        user=alice, exercise=attn, code="w", code_hash="w", status="running", started_at=timezone.now()
+    )
     assert grading_pace_now() == (2.0, 2.0, 1)
     Submission.objects.filter(status="running").update(status="done", finished_at=timezone.now())
     assert grading_pace_now() == (2.0, 2.0, 1)  # within PACE_SECONDS: the kept estimate
@@ -126,7 +147,9 @@ def grading_pace_now():
     return grading_pace()
 
 
-def test_a_submission_whose_task_never_reached_the_queue_is_queued_again_by_the_sweeper(alice, lab, attn, settings):
+def test_a_submission_whose_task_never_reached_the_queue_is_queued_again_by_the_sweeper(
+    alice, lab, attn, settings
+):
     lab.enroll(alice)
     with mock.patch.object(grading, "enqueue", side_effect=RuntimeError("queue down")):
         with pytest.raises(RuntimeError):
@@ -154,8 +177,13 @@ def test_queued_code_answers_count_in_the_line(client, alice, bob, quiz, lab, at
     lab.enroll(alice)
     quiz.enroll(bob)
     question = Question.objects.get(slug="score-fill")
-    Attempt.objects.create(user=bob, question=question, answer={"blanks": ["K.T"]}, status="queued",
-                           created_at=timezone.now() - timedelta(seconds=5))
+    Attempt.objects.create(
+        user=bob,
+        question=question,
+        answer={"blanks": ["K.T"]},
+        status="queued",
+        created_at=timezone.now() - timedelta(seconds=5),
+    )
     mine = submit(alice, attn, SOLUTION).submission
     client.force_login(alice)
     assert status(client, mine)["position"] == 2  # behind a classmate's fill-in answer

@@ -21,5 +21,7 @@ def test_the_course_page_shows_lesson_summaries_with_formulas(client, db, alice)
 
 
 def test_text_around_a_formula_is_escaped_and_a_broken_formula_stays_text():
-    assert inline_math("<b>x</b> ve $a^2$") .startswith("&lt;b&gt;x&lt;/b&gt; ve <math")
-    assert "\\nosuchcommand" in inline_math("$\\nosuchcommand$") and "<math" not in inline_math("$\\nosuchcommand$")
+    assert inline_math("<b>x</b> ve $a^2$").startswith("&lt;b&gt;x&lt;/b&gt; ve <math")
+    assert "\\nosuchcommand" in inline_math("$\\nosuchcommand$") and "<math" not in inline_math(
+        "$\\nosuchcommand$"
+    )

@@ -64,36 +64,62 @@ def _msgstrs(path: Path) -> list[tuple[int, str]]:
 
 def sen_voice(text: str) -> list[str]:
     """The words of ``text`` that speak in the "sen" voice."""
-    words = [m.group(0) for pattern in (SEN_WORDS, SEN_ENDINGS, SEN_POSSESSIVES) for m in pattern.finditer(text)]
+    words = [
+        m.group(0) for pattern in (SEN_WORDS, SEN_ENDINGS, SEN_POSSESSIVES) for m in pattern.finditer(text)
+    ]
     if len(text.split()) > LABEL_MAX_WORDS or re.search(r"[.;,!?]\s|[.!?]$", text):
         words += [m.group(0) for m in BARE_IMPERATIVE.finditer(text)]
     return [w for w in words if w.casefold() not in ALLOWED]
 
 
-@pytest.mark.parametrize("text", [
-    "Sırada: 1. sıradasın.", "Kodu eğitmeninden isteyebilirsin.", "Bu kodu daha önce gönderdin.",
-    "Zaten hesabın var mı?", "En az bir seçenek işaretle, sonra cevabını kontrol et.",
-    "Lütfen yeniden dene.", "Bunu sen istemediysen yok say.", "Yeni misin?", "Çok hızlı cevaplıyorsun.",
-    "Bekleyen 3 gönderimin var.", "Bütün deneme hakkını kullandın.", "Kodun (NumPy ile Python)",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sırada: 1. sıradasın.",
+        "Kodu eğitmeninden isteyebilirsin.",
+        "Bu kodu daha önce gönderdin.",
+        "Zaten hesabın var mı?",
+        "En az bir seçenek işaretle, sonra cevabını kontrol et.",
+        "Lütfen yeniden dene.",
+        "Bunu sen istemediysen yok say.",
+        "Yeni misin?",
+        "Çok hızlı cevaplıyorsun.",
+        "Bekleyen 3 gönderimin var.",
+        "Bütün deneme hakkını kullandın.",
+        "Kodun (NumPy ile Python)",
+    ],
+)
 def test_sen_voice_is_recognised(text):
     assert sen_voice(text)
 
 
-@pytest.mark.parametrize("text", [
-    "Sıranız: 1.", "Kodu eğitmeninizden isteyebilirsiniz.", "Zaten hesabınız var mı?",
-    "En az bir seçeneği işaretleyin, sonra cevabınızı kontrol edin.", "Cevabı göster", "Kaydet",
-    "Tokenın Query vektörü", "Yeni misiniz?", "Fonksiyon None döndürdü. return satırını unutmuş olabilir misiniz?",
-    "Kodunuz (NumPy ile Python)", "Bu kodun aynısını daha önce gönderdiniz; sonucu burada.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sıranız: 1.",
+        "Kodu eğitmeninizden isteyebilirsiniz.",
+        "Zaten hesabınız var mı?",
+        "En az bir seçeneği işaretleyin, sonra cevabınızı kontrol edin.",
+        "Cevabı göster",
+        "Kaydet",
+        "Tokenın Query vektörü",
+        "Yeni misiniz?",
+        "Fonksiyon None döndürdü. return satırını unutmuş olabilir misiniz?",
+        "Kodunuz (NumPy ile Python)",
+        "Bu kodun aynısını daha önce gönderdiniz; sonucu burada.",
+    ],
+)
 def test_siz_voice_and_labels_pass(text):
     assert not sen_voice(text)
 
 
 @pytest.mark.parametrize("catalogue", CATALOGUES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_turkish_message_speaks_as_siz(catalogue):
-    offending = [f"{catalogue.name}:{line}: {text!r} ({', '.join(words)})"
-                 for line, text in _msgstrs(catalogue) if (words := sen_voice(text))]
+    offending = [
+        f"{catalogue.name}:{line}: {text!r} ({', '.join(words)})"
+        for line, text in _msgstrs(catalogue)
+        if (words := sen_voice(text))
+    ]
     assert not offending, "Turkish in the 'sen' voice:\n" + "\n".join(offending)
 
 

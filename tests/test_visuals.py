@@ -22,7 +22,9 @@ from courses.visuals import (
 
 FIXTURE = Path(__file__).parent / "fixtures" / "visuals"
 FIXTURE_LESSON = FIXTURE / "01-figures"
-COURSE_LESSON = Path(__file__).resolve().parent.parent / "courses" / "content" / "attention" / "07-visual-attention"
+COURSE_LESSON = (
+    Path(__file__).resolve().parent.parent / "courses" / "content" / "attention" / "07-visual-attention"
+)
 
 
 def render(name: str, lesson_dir: Path = FIXTURE_LESSON) -> str:
@@ -32,6 +34,7 @@ def render(name: str, lesson_dir: Path = FIXTURE_LESSON) -> str:
 
 
 # --- numbers ------------------------------------------------------------------------------
+
 
 def test_softmax_rows_sum_to_one_and_masked_scores_get_nothing():
     weights = softmax_rows(np.array([[1000.0, 999.0, -np.inf], [0.0, 0.0, 0.0]]))
@@ -51,8 +54,12 @@ def test_attention_steps_reproduce_the_scaled_dot_product_lesson_example():
 
 def test_rotate_weights_match_the_table_in_the_visual_attention_lesson():
     keys = [[2.0, 0.0], [0.0, 2.0], [-2.0, 0.0]]
-    expected = {0: (0.867, 0.117, 0.016), 45: (0.486, 0.486, 0.029), 90: (0.107, 0.787, 0.107),
-                180: (0.016, 0.117, 0.867)}
+    expected = {
+        0: (0.867, 0.117, 0.016),
+        45: (0.486, 0.486, 0.029),
+        90: (0.107, 0.787, 0.107),
+        180: (0.016, 0.117, 0.867),
+    }
     for angle, shares in expected.items():
         weights = rotate_weights(keys, angle)
         assert np.allclose(np.round(weights, 3), shares), angle
@@ -74,6 +81,7 @@ def test_numbers_are_shown_with_a_turkish_decimal_comma_and_never_as_minus_zero(
 
 
 # --- the course's toy model: what the lesson text says about it ---------------------------
+
 
 @pytest.fixture(scope="module")
 def course_model():
@@ -102,7 +110,7 @@ def test_course_blend_pulls_cay_toward_water_in_one_sentence_and_drink_in_the_ot
     dere, kahvalti = (blend_steps(course_model, s) for s in course_model.sentences)
     assert np.allclose(dere["own"], [1.0, 1.0]) and np.allclose(kahvalti["own"], [1.0, 1.0])
     assert np.allclose(dere["new"], dere["own"] + dere["weights"] @ dere["values"])
-    assert dere["new"][0] > 2 and dere["new"][1] < 1.2          # toward "su"
+    assert dere["new"][0] > 2 and dere["new"][1] < 1.2  # toward "su"
     assert kahvalti["new"][1] > 2 and kahvalti["new"][0] < 1.2  # toward "içecek"
 
 
@@ -112,6 +120,7 @@ def test_the_course_lessons_render_their_figures_without_problems():
 
 
 # --- markup -------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", ["heatmap", "rotate", "blend", "playground"])
 def test_figure_markup_obeys_the_content_security_policy(name):
@@ -159,11 +168,14 @@ def test_rotate_table_lists_the_authors_angles():
 
 def test_playground_uses_the_lessons_matrices_or_the_defaults(tmp_path):
     markup = render("playground")
-    steps = attention_steps([[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
-                            [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    steps = attention_steps(
+        [[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    )
     weights_table = re.search(r'data-result="weights">(.*?)</table>', markup, re.S).group(1)
-    assert re.findall(r'data-j="\d">([-0-9,]+)</td>', weights_table) == [fmt(w) for w in steps["weights"].ravel()]
-    assert markup.count('readonly>') == 4 + 6 + 6  # Q 2×2, K 3×2, V 3×2: readable, not editable, without JS
+    assert re.findall(r'data-j="\d">([-0-9,]+)</td>', weights_table) == [
+        fmt(w) for w in steps["weights"].ravel()
+    ]
+    assert markup.count("readonly>") == 4 + 6 + 6  # Q 2×2, K 3×2, V 3×2: readable, not editable, without JS
     default = render("playground", tmp_path)  # a lesson without toy.toml: the lesson-6 example
     lesson_six = attention_steps(*[[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]] * 3)
     assert default.count("readonly>") == 18
@@ -174,15 +186,23 @@ def test_author_mistakes_in_toy_toml_become_course_problems(tmp_path):
     course = tmp_path / "visuals"
     shutil.copytree(FIXTURE, course)
     toy = course / "01-figures" / "toy.toml"
-    toy.write_text(toy.read_text(encoding="utf-8").replace('tokens = ["Dere", "akan", "çay"]',
-                                                            'tokens = ["Dere", "akar", "çay"]'), encoding="utf-8")
+    toy.write_text(
+        toy.read_text(encoding="utf-8").replace(
+            'tokens = ["Dere", "akan", "çay"]', 'tokens = ["Dere", "akar", "çay"]'
+        ),
+        encoding="utf-8",
+    )
     messages = [p.message for p in load_course(course).problems]
-    assert any("visual 'heatmap'" in m and "no embedding for 'akar'" in m and "toy.toml line" in m for m in messages)
+    assert any(
+        "visual 'heatmap'" in m and "no embedding for 'akar'" in m and "toy.toml line" in m for m in messages
+    )
     assert any("visual 'blend'" in m for m in messages)
 
     toy.unlink()
     messages = [p.message for p in load_course(course).problems]
-    assert sum("needs toy.toml" in m for m in messages) == 3  # heatmap, rotate, blend; playground has defaults
+    assert (
+        sum("needs toy.toml" in m for m in messages) == 3
+    )  # heatmap, rotate, blend; playground has defaults
 
 
 def test_every_visual_named_in_the_issue_is_registered():

@@ -9,20 +9,19 @@ def forget_counts(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('accounts', '0001_rate_counter'),
+        ("accounts", "0001_rate_counter"),
     ]
 
     operations = [
         migrations.RunPython(forget_counts, migrations.RunPython.noop),
         migrations.RemoveConstraint(
-            model_name='ratecounter',
-            name='one_rate_counter_per_window',
+            model_name="ratecounter",
+            name="one_rate_counter_per_window",
         ),
         migrations.AlterField(
-            model_name='ratecounter',
-            name='key',
+            model_name="ratecounter",
+            name="key",
             field=models.CharField(max_length=120, unique=True),
         ),
     ]

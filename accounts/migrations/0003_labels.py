@@ -4,29 +4,28 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('accounts', '0002_counter_window_from_first_request'),
+        ("accounts", "0002_counter_window_from_first_request"),
     ]
 
     operations = [
         migrations.AlterModelOptions(
-            name='ratecounter',
-            options={'verbose_name': 'request counter', 'verbose_name_plural': 'request counters'},
+            name="ratecounter",
+            options={"verbose_name": "request counter", "verbose_name_plural": "request counters"},
         ),
         migrations.AlterField(
-            model_name='ratecounter',
-            name='count',
-            field=models.PositiveIntegerField(default=0, verbose_name='requests'),
+            model_name="ratecounter",
+            name="count",
+            field=models.PositiveIntegerField(default=0, verbose_name="requests"),
         ),
         migrations.AlterField(
-            model_name='ratecounter',
-            name='key',
-            field=models.CharField(max_length=120, unique=True, verbose_name='limit and address'),
+            model_name="ratecounter",
+            name="key",
+            field=models.CharField(max_length=120, unique=True, verbose_name="limit and address"),
         ),
         migrations.AlterField(
-            model_name='ratecounter',
-            name='window_end',
-            field=models.DateTimeField(db_index=True, verbose_name='window ends'),
+            model_name="ratecounter",
+            name="window_end",
+            field=models.DateTimeField(db_index=True, verbose_name="window ends"),
         ),
     ]

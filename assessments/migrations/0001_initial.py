@@ -7,172 +7,419 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('courses', '0006_answer_previews'),
-        ('grader', '0006_protect_student_work'),
+        ("courses", "0006_answer_previews"),
+        ("grader", "0006_protect_student_work"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Assessment',
+            name="Assessment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(verbose_name='slug')),
-                ('title', models.CharField(max_length=200, verbose_name='title')),
-                ('kind', models.CharField(choices=[('homework', 'homework'), ('exam', 'exam')], max_length=8, verbose_name='kind')),
-                ('opens', models.DateTimeField(verbose_name='opens')),
-                ('due', models.DateTimeField(verbose_name='due')),
-                ('closes', models.DateTimeField(verbose_name='closes')),
-                ('late', models.JSONField(blank=True, default=list, verbose_name='late windows')),
-                ('time_limit_minutes', models.PositiveIntegerField(blank=True, null=True, verbose_name='time limit (minutes)')),
-                ('password', models.CharField(blank=True, max_length=200, verbose_name='password')),
-                ('feedback', models.CharField(choices=[('immediate', 'immediate'), ('score_only', 'score only'), ('after_close', 'after the close')], default='immediate', max_length=16, verbose_name='feedback')),
-                ('max_attempts', models.PositiveIntegerField(blank=True, null=True, verbose_name='attempts per item')),
-                ('items', models.JSONField(default=list, verbose_name='items')),
-                ('feedback_released', models.BooleanField(default=False, verbose_name='feedback released')),
-                ('source_file', models.CharField(blank=True, max_length=500, verbose_name='source file')),
-                ('retired', models.BooleanField(default=False, help_text="Retire instead of deleting: a retired item leaves the course pages, and its students' answers, submissions and progress are kept. Items with student work cannot be deleted.", verbose_name='retired')),
-                ('course', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assessments', to='courses.course', verbose_name='course')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(verbose_name="slug")),
+                ("title", models.CharField(max_length=200, verbose_name="title")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("homework", "homework"), ("exam", "exam")],
+                        max_length=8,
+                        verbose_name="kind",
+                    ),
+                ),
+                ("opens", models.DateTimeField(verbose_name="opens")),
+                ("due", models.DateTimeField(verbose_name="due")),
+                ("closes", models.DateTimeField(verbose_name="closes")),
+                ("late", models.JSONField(blank=True, default=list, verbose_name="late windows")),
+                (
+                    "time_limit_minutes",
+                    models.PositiveIntegerField(blank=True, null=True, verbose_name="time limit (minutes)"),
+                ),
+                ("password", models.CharField(blank=True, max_length=200, verbose_name="password")),
+                (
+                    "feedback",
+                    models.CharField(
+                        choices=[
+                            ("immediate", "immediate"),
+                            ("score_only", "score only"),
+                            ("after_close", "after the close"),
+                        ],
+                        default="immediate",
+                        max_length=16,
+                        verbose_name="feedback",
+                    ),
+                ),
+                (
+                    "max_attempts",
+                    models.PositiveIntegerField(blank=True, null=True, verbose_name="attempts per item"),
+                ),
+                ("items", models.JSONField(default=list, verbose_name="items")),
+                ("feedback_released", models.BooleanField(default=False, verbose_name="feedback released")),
+                ("source_file", models.CharField(blank=True, max_length=500, verbose_name="source file")),
+                (
+                    "retired",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Retire instead of deleting: a retired item leaves the course pages, and its students' answers, submissions and progress are kept. Items with student work cannot be deleted.",
+                        verbose_name="retired",
+                    ),
+                ),
+                (
+                    "course",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="assessments",
+                        to="courses.course",
+                        verbose_name="course",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'assessment',
-                'verbose_name_plural': 'assessments',
-                'ordering': ['course', 'opens', 'slug'],
+                "verbose_name": "assessment",
+                "verbose_name_plural": "assessments",
+                "ordering": ["course", "opens", "slug"],
             },
         ),
         migrations.CreateModel(
-            name='AssessmentSession',
+            name="AssessmentSession",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('started_at', models.DateTimeField(verbose_name='started')),
-                ('deadline', models.DateTimeField(verbose_name='deadline')),
-                ('submitted_at', models.DateTimeField(blank=True, null=True, verbose_name='handed in')),
-                ('assessment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sessions', to='assessments.assessment')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("started_at", models.DateTimeField(verbose_name="started")),
+                ("deadline", models.DateTimeField(verbose_name="deadline")),
+                ("submitted_at", models.DateTimeField(blank=True, null=True, verbose_name="handed in")),
+                (
+                    "assessment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="sessions",
+                        to="assessments.assessment",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ExamLogEntry',
+            name="ExamLogEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('at', models.DateTimeField(default=django.utils.timezone.now, verbose_name='time')),
-                ('event', models.CharField(choices=[('started', 'started'), ('saved', 'answer saved'), ('refused', 'refused'), ('submitted', 'handed in'), ('extended', 'time changed')], max_length=12, verbose_name='event')),
-                ('item', models.SlugField(blank=True, verbose_name='item')),
-                ('detail', models.TextField(blank=True, verbose_name='detail')),
-                ('assessment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='log', to='assessments.assessment')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("at", models.DateTimeField(default=django.utils.timezone.now, verbose_name="time")),
+                (
+                    "event",
+                    models.CharField(
+                        choices=[
+                            ("started", "started"),
+                            ("saved", "answer saved"),
+                            ("refused", "refused"),
+                            ("submitted", "handed in"),
+                            ("extended", "time changed"),
+                        ],
+                        max_length=12,
+                        verbose_name="event",
+                    ),
+                ),
+                ("item", models.SlugField(blank=True, verbose_name="item")),
+                ("detail", models.TextField(blank=True, verbose_name="detail")),
+                (
+                    "assessment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="log",
+                        to="assessments.assessment",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['at', 'pk'],
+                "ordering": ["at", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='HandIn',
+            name="HandIn",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('item', models.SlugField(verbose_name='item')),
-                ('received_at', models.DateTimeField(db_index=True, verbose_name='received')),
-                ('assessment', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='hand_ins', to='assessments.assessment')),
-                ('attempt', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='courses.attempt')),
-                ('submission', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='grader.submission')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("item", models.SlugField(verbose_name="item")),
+                ("received_at", models.DateTimeField(db_index=True, verbose_name="received")),
+                (
+                    "assessment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="hand_ins",
+                        to="assessments.assessment",
+                    ),
+                ),
+                (
+                    "attempt",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="courses.attempt",
+                    ),
+                ),
+                (
+                    "submission",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="grader.submission",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['received_at', 'pk'],
+                "ordering": ["received_at", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='ManualScore',
+            name="ManualScore",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('item', models.SlugField(verbose_name='item')),
-                ('points', models.FloatField(verbose_name='points')),
-                ('comment', models.TextField(verbose_name='comment')),
-                ('set_at', models.DateTimeField(default=django.utils.timezone.now, verbose_name='set at')),
-                ('assessment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='manual_scores', to='assessments.assessment')),
-                ('set_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("item", models.SlugField(verbose_name="item")),
+                ("points", models.FloatField(verbose_name="points")),
+                ("comment", models.TextField(verbose_name="comment")),
+                ("set_at", models.DateTimeField(default=django.utils.timezone.now, verbose_name="set at")),
+                (
+                    "assessment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="manual_scores",
+                        to="assessments.assessment",
+                    ),
+                ),
+                (
+                    "set_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ManualScoreChange',
+            name="ManualScoreChange",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('item', models.SlugField(verbose_name='item')),
-                ('before', models.FloatField(blank=True, null=True, verbose_name='before')),
-                ('after', models.FloatField(verbose_name='after')),
-                ('comment', models.TextField(verbose_name='comment')),
-                ('changed_at', models.DateTimeField(default=django.utils.timezone.now, verbose_name='changed')),
-                ('assessment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='assessments.assessment')),
-                ('changed_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("item", models.SlugField(verbose_name="item")),
+                ("before", models.FloatField(blank=True, null=True, verbose_name="before")),
+                ("after", models.FloatField(verbose_name="after")),
+                ("comment", models.TextField(verbose_name="comment")),
+                (
+                    "changed_at",
+                    models.DateTimeField(default=django.utils.timezone.now, verbose_name="changed"),
+                ),
+                (
+                    "assessment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="assessments.assessment",
+                    ),
+                ),
+                (
+                    "changed_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['changed_at', 'pk'],
+                "ordering": ["changed_at", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='PoolDraw',
+            name="PoolDraw",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('draws', models.JSONField(default=dict)),
-                ('assessment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='draws', to='assessments.assessment')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("draws", models.JSONField(default=dict)),
+                (
+                    "assessment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="draws",
+                        to="assessments.assessment",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='StudentOverride',
+            name="StudentOverride",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('due', models.DateTimeField(blank=True, null=True, verbose_name='extended due')),
-                ('closes', models.DateTimeField(blank=True, null=True, verbose_name='extended close')),
-                ('time_factor', models.FloatField(default=1.0, verbose_name='time factor')),
-                ('extra_attempts', models.PositiveIntegerField(default=0, verbose_name='extra attempts')),
-                ('note', models.CharField(blank=True, max_length=500, verbose_name='note')),
-                ('set_at', models.DateTimeField(default=django.utils.timezone.now, verbose_name='set at')),
-                ('assessment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='overrides', to='assessments.assessment')),
-                ('set_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL, verbose_name='set by')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL, verbose_name='student')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("due", models.DateTimeField(blank=True, null=True, verbose_name="extended due")),
+                ("closes", models.DateTimeField(blank=True, null=True, verbose_name="extended close")),
+                ("time_factor", models.FloatField(default=1.0, verbose_name="time factor")),
+                ("extra_attempts", models.PositiveIntegerField(default=0, verbose_name="extra attempts")),
+                ("note", models.CharField(blank=True, max_length=500, verbose_name="note")),
+                ("set_at", models.DateTimeField(default=django.utils.timezone.now, verbose_name="set at")),
+                (
+                    "assessment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="overrides",
+                        to="assessments.assessment",
+                    ),
+                ),
+                (
+                    "set_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                        verbose_name="set by",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                        verbose_name="student",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'override',
-                'verbose_name_plural': 'overrides',
+                "verbose_name": "override",
+                "verbose_name_plural": "overrides",
             },
         ),
         migrations.AddConstraint(
-            model_name='assessment',
-            constraint=models.UniqueConstraint(fields=('course', 'slug'), name='assessment_slug_unique_in_course'),
+            model_name="assessment",
+            constraint=models.UniqueConstraint(
+                fields=("course", "slug"), name="assessment_slug_unique_in_course"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='assessmentsession',
-            constraint=models.UniqueConstraint(fields=('assessment', 'user'), name='one_session_per_student'),
+            model_name="assessmentsession",
+            constraint=models.UniqueConstraint(fields=("assessment", "user"), name="one_session_per_student"),
         ),
         migrations.AddIndex(
-            model_name='handin',
-            index=models.Index(fields=['assessment', 'user', 'item'], name='assessments_assessm_dbc369_idx'),
+            model_name="handin",
+            index=models.Index(fields=["assessment", "user", "item"], name="assessments_assessm_dbc369_idx"),
         ),
         migrations.AddConstraint(
-            model_name='handin',
-            constraint=models.UniqueConstraint(fields=('assessment', 'attempt'), name='attempt_handed_in_once'),
+            model_name="handin",
+            constraint=models.UniqueConstraint(
+                fields=("assessment", "attempt"), name="attempt_handed_in_once"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='handin',
-            constraint=models.UniqueConstraint(fields=('assessment', 'submission'), name='submission_handed_in_once'),
+            model_name="handin",
+            constraint=models.UniqueConstraint(
+                fields=("assessment", "submission"), name="submission_handed_in_once"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='manualscore',
-            constraint=models.UniqueConstraint(fields=('assessment', 'user', 'item'), name='one_manual_score'),
+            model_name="manualscore",
+            constraint=models.UniqueConstraint(
+                fields=("assessment", "user", "item"), name="one_manual_score"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='pooldraw',
-            constraint=models.UniqueConstraint(fields=('assessment', 'user'), name='one_draw_per_student'),
+            model_name="pooldraw",
+            constraint=models.UniqueConstraint(fields=("assessment", "user"), name="one_draw_per_student"),
         ),
         migrations.AddConstraint(
-            model_name='studentoverride',
-            constraint=models.UniqueConstraint(fields=('assessment', 'user'), name='one_override_per_student'),
+            model_name="studentoverride",
+            constraint=models.UniqueConstraint(
+                fields=("assessment", "user"), name="one_override_per_student"
+            ),
         ),
     ]

@@ -5,22 +5,33 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('assessments', '0001_initial'),
-        ('courses', '0007_labels'),
-        ('grader', '0007_labels'),
+        ("assessments", "0001_initial"),
+        ("courses", "0007_labels"),
+        ("grader", "0007_labels"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='handin',
-            name='attempt',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.RESTRICT, related_name='+', to='courses.attempt'),
+            model_name="handin",
+            name="attempt",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.RESTRICT,
+                related_name="+",
+                to="courses.attempt",
+            ),
         ),
         migrations.AlterField(
-            model_name='handin',
-            name='submission',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.RESTRICT, related_name='+', to='grader.submission'),
+            model_name="handin",
+            name="submission",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.RESTRICT,
+                related_name="+",
+                to="grader.submission",
+            ),
         ),
     ]

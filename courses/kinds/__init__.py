@@ -5,7 +5,15 @@ grades an answer. Adding a kind means adding a module here (imported below) and 
 ``templates/courses/kinds/<name>.html``; nothing else changes.
 """
 
+from . import choice, fill_in, matching, numeric  # noqa: F401  (modules register on import)
 from .base import (  # noqa: F401
-    REGISTRY, AnswerError, Grade, GraderFailed, NotGradable, QuestionKind, SpecProblem, get_kind, register,
+    REGISTRY,
+    AnswerError,
+    Grade,
+    GraderFailed,
+    NotGradable,
+    QuestionKind,
+    SpecProblem,
+    get_kind,
+    register,
 )
-from . import choice, fill_in, matching, numeric  # noqa: F401,E402  (modules register on import)

@@ -120,14 +120,20 @@ class QuestionKind:
 
 
 def expect(value, kind: type | tuple, keys: tuple, what: str):
-    if not isinstance(value, kind) or isinstance(value, bool) and kind not in (bool, (bool,)):
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind not in (bool, (bool,))):
         raise SpecProblem(keys, f"{what} must be {_type_name(kind)}")
     return value
 
 
 def _type_name(kind) -> str:
-    names = {str: "a string", bool: "true or false", int: "an integer", list: "a list",
-             dict: "a table", float: "a number"}
+    names = {
+        str: "a string",
+        bool: "true or false",
+        int: "an integer",
+        list: "a list",
+        dict: "a table",
+        float: "a number",
+    }
     if isinstance(kind, tuple):
         return " or ".join(names.get(k, k.__name__) for k in kind)
     return names.get(kind, kind.__name__)
@@ -136,7 +142,9 @@ def _type_name(kind) -> str:
 def check_table_keys(table: dict, allowed: set, keys: tuple, what: str) -> None:
     for key in table:
         if key not in allowed:
-            raise SpecProblem(keys + (key,), f"unknown {what} key {key!r} (allowed: {', '.join(sorted(allowed))})")
+            raise SpecProblem(
+                keys + (key,), f"unknown {what} key {key!r} (allowed: {', '.join(sorted(allowed))})"
+            )
 
 
 def optional_text(table: dict, key: str, keys: tuple, render) -> str:

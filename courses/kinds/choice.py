@@ -5,8 +5,16 @@ import re
 from django.utils.translation import gettext_lazy as _
 
 from .base import (
-    AnswerError, Grade, NotGradable, QuestionKind, SpecProblem, check_table_keys, expect, optional_text,
-    register, stable_shuffle,
+    AnswerError,
+    Grade,
+    NotGradable,
+    QuestionKind,
+    SpecProblem,
+    check_table_keys,
+    expect,
+    optional_text,
+    register,
+    stable_shuffle,
 )
 
 _OPTION_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
@@ -28,7 +36,9 @@ class _ChoiceKind(QuestionKind):
             keys = ("options", index)
             expect(option, dict, keys, "each option")
             check_table_keys(option, _OPTION_KEYS, keys, "option")
-            option_id = expect(option.get("id", "abcdefghijklmnopqrstuvwxyz"[index % 26]), str, keys + ("id",), "option id")
+            option_id = expect(
+                option.get("id", "abcdefghijklmnopqrstuvwxyz"[index % 26]), str, keys + ("id",), "option id"
+            )
             if not _OPTION_ID.match(option_id):
                 raise SpecProblem(keys + ("id",), "option id must be lowercase letters, digits, - or _")
             if option_id in seen:
@@ -43,7 +53,9 @@ class _ChoiceKind(QuestionKind):
                     "html": render(text, keys + ("text",)),
                     "correct": expect(option.get("correct", False), bool, keys + ("correct",), "correct"),
                     "explanation_html": optional_text(option, "explanation", keys, render),
-                    "misconception": expect(option.get("misconception", ""), str, keys + ("misconception",), "misconception"),
+                    "misconception": expect(
+                        option.get("misconception", ""), str, keys + ("misconception",), "misconception"
+                    ),
                     "hint_html": optional_text(option, "hint", keys, render),
                 }
             )
@@ -62,16 +74,20 @@ class _ChoiceKind(QuestionKind):
         items = []
         for option in spec["options"]:
             if option["id"] in chosen:
-                items.append({
-                    "correct": option["correct"],
-                    "label_html": option["html"],
-                    "html": option["explanation_html"],
-                    "hint_html": option["hint_html"],
-                })
+                items.append(
+                    {
+                        "correct": option["correct"],
+                        "label_html": option["html"],
+                        "html": option["explanation_html"],
+                        "hint_html": option["hint_html"],
+                    }
+                )
         return items
 
     def solution_items(self, spec):
-        return [{"label_html": o["html"], "html": o["explanation_html"]} for o in spec["options"] if o["correct"]]
+        return [
+            {"label_html": o["html"], "html": o["explanation_html"]} for o in spec["options"] if o["correct"]
+        ]
 
 
 @register
@@ -103,7 +119,9 @@ class SingleChoice(_ChoiceKind):
             score=1.0 if option["correct"] else 0.0,
             correct=option["correct"],
             feedback=[{"option": option["id"], "correct": option["correct"]}],
-            misconceptions=[option["misconception"]] if option["misconception"] and not option["correct"] else [],
+            misconceptions=[option["misconception"]]
+            if option["misconception"] and not option["correct"]
+            else [],
         )
 
 
@@ -120,7 +138,11 @@ class MultipleChoice(_ChoiceKind):
         return {"options": post.getlist("options")}
 
     def clean_answer(self, spec, answer):
-        if not isinstance(answer, dict) or set(answer) != {"options"} or not isinstance(answer["options"], list):
+        if (
+            not isinstance(answer, dict)
+            or set(answer) != {"options"}
+            or not isinstance(answer["options"], list)
+        ):
             raise AnswerError(_('expected {"options": ["<option id>", …]}'))
         options = answer["options"]
         if not options:
@@ -144,7 +166,12 @@ class MultipleChoice(_ChoiceKind):
         return Grade(
             score=round(score, 4),
             correct=correct,
-            feedback=[{"option": o["id"], "correct": o["correct"]} for o in spec["options"] if o["id"] in chosen],
-            misconceptions=[o["misconception"] for o in spec["options"]
-                            if o["id"] in chosen and not o["correct"] and o["misconception"]],
+            feedback=[
+                {"option": o["id"], "correct": o["correct"]} for o in spec["options"] if o["id"] in chosen
+            ],
+            misconceptions=[
+                o["misconception"]
+                for o in spec["options"]
+                if o["id"] in chosen and not o["correct"] and o["misconception"]
+            ],
         )

@@ -10,11 +10,20 @@ import ast
 import re
 
 from django.utils.formats import number_format
-from django.utils.translation import gettext as _, gettext_lazy
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from .base import (
-    AnswerError, Grade, GraderFailed, NotGradable, QuestionKind, SpecProblem, check_table_keys, expect,
-    optional_text, register,
+    AnswerError,
+    Grade,
+    GraderFailed,
+    NotGradable,
+    QuestionKind,
+    SpecProblem,
+    check_table_keys,
+    expect,
+    optional_text,
+    register,
 )
 
 BLANK = re.compile(r"_{4,}")
@@ -46,8 +55,13 @@ def _as_expression(text: str) -> str:
 
 def program(spec: dict, values: list[str]) -> str:
     """The code a run executes: the template with each blank filled in, code blanks as one expression."""
-    return fill(spec["code"], [_as_expression(value) if blank["mode"] == "code" else value
-                               for value, blank in zip(values, spec["blanks"])])
+    return fill(
+        spec["code"],
+        [
+            _as_expression(value) if blank["mode"] == "code" else value
+            for value, blank in zip(values, spec["blanks"])
+        ],
+    )
 
 
 @register
@@ -63,7 +77,9 @@ class FillIn(QuestionKind):
         count = len(BLANK.findall(code))
         blanks = expect(data["blanks"], list, ("blanks",), "blanks")
         if count == 0:
-            raise SpecProblem(("code",), "code has no blank: mark each blank with ____ (four or more underscores)")
+            raise SpecProblem(
+                ("code",), "code has no blank: mark each blank with ____ (four or more underscores)"
+            )
         if count != len(blanks):
             raise SpecProblem(("blanks",), f"code has {count} blank(s) but {len(blanks)} [[blanks]] table(s)")
         out = []
@@ -78,16 +94,27 @@ class FillIn(QuestionKind):
             if not answer:
                 raise SpecProblem(keys + ("answer",), "every blank needs its reference answer")
             if mode == "code" and _expression_dump(answer) is None:
-                raise SpecProblem(keys + ("answer",), f"reference answer {answer!r} is not a single Python expression")
-            accept = [expect(a, str, keys + ("accept", i), "accepted answer") for i, a in enumerate(blank.get("accept", []))]
+                raise SpecProblem(
+                    keys + ("answer",), f"reference answer {answer!r} is not a single Python expression"
+                )
+            accept = [
+                expect(a, str, keys + ("accept", i), "accepted answer")
+                for i, a in enumerate(blank.get("accept", []))
+            ]
             if mode == "code" and accept:
-                raise SpecProblem(keys + ("accept",), "code blanks are graded by running them; accept lists are for exact/nocase/regex blanks")
+                raise SpecProblem(
+                    keys + ("accept",),
+                    "code blanks are graded by running them; accept lists are for exact/nocase/regex blanks",
+                )
             if mode == "regex":
                 for i, pattern in enumerate([answer] + accept):
                     try:
                         re.compile(pattern)
                     except re.error as exc:
-                        raise SpecProblem(keys + ("accept", i - 1) if i else keys + ("answer",), f"invalid regular expression: {exc}") from None
+                        raise SpecProblem(
+                            keys + ("accept", i - 1) if i else keys + ("answer",),
+                            f"invalid regular expression: {exc}",
+                        ) from None
             wrong = []
             for w_index, entry in enumerate(blank.get("wrong", [])):
                 w_keys = keys + ("wrong", w_index)
@@ -95,19 +122,35 @@ class FillIn(QuestionKind):
                 check_table_keys(entry, {"pattern", "misconception", "hint"}, w_keys, "wrong pattern")
                 pattern = expect(entry.get("pattern", ""), str, w_keys + ("pattern",), "pattern")
                 if mode == "code" and _expression_dump(pattern) is None:
-                    raise SpecProblem(w_keys + ("pattern",), f"wrong pattern {pattern!r} is not a Python expression")
-                wrong.append({
-                    "pattern": pattern,
-                    "misconception": expect(entry.get("misconception", ""), str, w_keys + ("misconception",), "misconception"),
-                    "hint_html": optional_text(entry, "hint", w_keys, render),
-                })
-            out.append({"answer": answer, "mode": mode, "accept": accept, "wrong": wrong,
-                        "label": expect(blank.get("label", ""), str, keys + ("label",), "label")})
+                    raise SpecProblem(
+                        w_keys + ("pattern",), f"wrong pattern {pattern!r} is not a Python expression"
+                    )
+                wrong.append(
+                    {
+                        "pattern": pattern,
+                        "misconception": expect(
+                            entry.get("misconception", ""), str, w_keys + ("misconception",), "misconception"
+                        ),
+                        "hint_html": optional_text(entry, "hint", w_keys, render),
+                    }
+                )
+            out.append(
+                {
+                    "answer": answer,
+                    "mode": mode,
+                    "accept": accept,
+                    "wrong": wrong,
+                    "label": expect(blank.get("label", ""), str, keys + ("label",), "label"),
+                }
+            )
         spec = {"code": code, "blanks": out, "grader": None}
         if any(b["mode"] == "code" for b in out):
             check = expect(data.get("check", []), list, ("check",), "check")
             if not check:
-                raise SpecProblem(("check",), "code blanks need check = [\"variable\", …]: the variables compared after running")
+                raise SpecProblem(
+                    ("check",),
+                    'code blanks need check = ["variable", …]: the variables compared after running',
+                )
             cases = expect(data.get("cases", []), list, ("cases",), "cases")
             if not cases:
                 raise SpecProblem(("cases",), "code blanks need [[cases]] with the inputs the code runs on")
@@ -127,20 +170,30 @@ class FillIn(QuestionKind):
                 key = tuple("check" if p == "results" else p for p in key)
                 raise SpecProblem(key, exc.message) from None
             if _compiles(fill(code, [b["answer"] for b in out])) and not _compiles(_reference_code(spec)):
-                raise SpecProblem(("code",), "a code blank must stand where an expression can: it is filled in "
-                                             "as one parenthesised expression, like Q @ (K.T)")
+                raise SpecProblem(
+                    ("code",),
+                    "a code blank must stand where an expression can: it is filled in "
+                    "as one parenthesised expression, like Q @ (K.T)",
+                )
         return spec
 
     # -- answering ---------------------------------------------------------------------
     def context(self, spec, seed):
         parts = BLANK.split(spec["code"])
-        return {"parts": parts, "blanks": [{"index": i, "label": b["label"]} for i, b in enumerate(spec["blanks"])]}
+        return {
+            "parts": parts,
+            "blanks": [{"index": i, "label": b["label"]} for i, b in enumerate(spec["blanks"])],
+        }
 
     def answer_from_post(self, spec, post):
         return {"blanks": [post.get(f"blank-{i}", "") for i in range(len(spec["blanks"]))]}
 
     def clean_answer(self, spec, answer):
-        if not isinstance(answer, dict) or set(answer) != {"blanks"} or not isinstance(answer["blanks"], list):
+        if (
+            not isinstance(answer, dict)
+            or set(answer) != {"blanks"}
+            or not isinstance(answer["blanks"], list)
+        ):
             raise AnswerError(gettext_lazy('expected {"blanks": ["…", …]}'))
         blanks = answer["blanks"]
         if len(blanks) != len(spec["blanks"]) or not all(isinstance(b, str) for b in blanks):
@@ -149,7 +202,11 @@ class FillIn(QuestionKind):
             if len(text) > MAX_BLANK_CHARS:  # the form allows no more: never stored, nor run
                 raise AnswerError(
                     _("blank %(n)d is %(size)s characters long; the limit is %(limit)s")
-                    % {"n": index + 1, "size": number_format(len(text), force_grouping=True), "limit": MAX_BLANK_CHARS}
+                    % {
+                        "n": index + 1,
+                        "size": number_format(len(text), force_grouping=True),
+                        "limit": MAX_BLANK_CHARS,
+                    }
                 )
         cleaned = [b.strip() for b in blanks]
         for index, (text, blank) in enumerate(zip(cleaned, spec["blanks"])):
@@ -157,8 +214,11 @@ class FillIn(QuestionKind):
                 raise NotGradable(_("Blank %(n)d is empty: fill in every blank.") % {"n": index + 1})
             if blank["mode"] == "code" and ("\n" in text or _expression_dump(text) is None):
                 raise NotGradable(
-                    _("Blank %(n)d must be a single Python expression, such as K.T — not a statement "
-                      "or several lines. This try was not counted.") % {"n": index + 1}
+                    _(
+                        "Blank %(n)d must be a single Python expression, such as K.T — not a statement "
+                        "or several lines. This try was not counted."
+                    )
+                    % {"n": index + 1}
                 )
         return {"blanks": cleaned}
 
@@ -181,11 +241,22 @@ class FillIn(QuestionKind):
                         if wrong["misconception"]:
                             misconceptions.append(wrong["misconception"])
                         break
-            feedback.append({"blank": index, "text": text, "correct": result["correct"],
-                             "message": result["message"], "hint_html": hint})
+            feedback.append(
+                {
+                    "blank": index,
+                    "text": text,
+                    "correct": result["correct"],
+                    "message": result["message"],
+                    "hint_html": hint,
+                }
+            )
         right = sum(f["correct"] for f in feedback)
-        return Grade(score=round(right / len(feedback), 4), correct=right == len(feedback),
-                     feedback=feedback, misconceptions=misconceptions)
+        return Grade(
+            score=round(right / len(feedback), 4),
+            correct=right == len(feedback),
+            feedback=feedback,
+            misconceptions=misconceptions,
+        )
 
     def code_runs(self, spec):
         # All code blanks together, then (when that fails) each one alone.
@@ -228,12 +299,14 @@ class FillIn(QuestionKind):
             blank = spec["blanks"][entry["blank"]]
             label = escape(blank["label"] or _("Blank %(n)d") % {"n": entry["blank"] + 1})
             message = entry.get("message")
-            items.append({
-                "correct": entry["correct"],
-                "label_html": f"{label}: <code>{escape(entry['text'])}</code>",
-                "html": escape(_render_message(message)) if message else "",
-                "hint_html": entry.get("hint_html", ""),
-            })
+            items.append(
+                {
+                    "correct": entry["correct"],
+                    "label_html": f"{label}: <code>{escape(entry['text'])}</code>",
+                    "html": escape(_render_message(message)) if message else "",
+                    "hint_html": entry.get("hint_html", ""),
+                }
+            )
         return items
 
     def solution_items(self, spec):
@@ -270,8 +343,9 @@ def _render_message(message: dict) -> str:
 
 
 def _bundle(spec: dict):
-    from grader.bundles import bundle_path, content_hash, load, prepare
     import json
+
+    from grader.bundles import bundle_path, content_hash, load, prepare
 
     digest = content_hash(json.dumps(spec["grader"], sort_keys=True, default=str), _reference_code(spec))
     target = bundle_path("fill-in", "all", digest[:2], digest)

@@ -5,10 +5,17 @@ import hashlib
 from django.utils.translation import gettext_lazy as _
 
 from ..templatetags_text import html_to_text
-
 from .base import (
-    AnswerError, Grade, NotGradable, QuestionKind, SpecProblem, check_table_keys, expect, optional_text,
-    register, stable_shuffle,
+    AnswerError,
+    Grade,
+    NotGradable,
+    QuestionKind,
+    SpecProblem,
+    check_table_keys,
+    expect,
+    optional_text,
+    register,
+    stable_shuffle,
 )
 
 
@@ -44,12 +51,14 @@ class Matching(QuestionKind):
             seen_left.add(left)
             right_id = _right_id(right)
             rights.setdefault(right_id, {"id": right_id, "html": render(right, keys + ("right",))})
-            lefts.append({
-                "id": f"l{index + 1}",
-                "html": render(left, keys + ("left",)),
-                "answer": right_id,
-                "explanation_html": optional_text(pair, "explanation", keys, render),
-            })
+            lefts.append(
+                {
+                    "id": f"l{index + 1}",
+                    "html": render(left, keys + ("left",)),
+                    "answer": right_id,
+                    "explanation_html": optional_text(pair, "explanation", keys, render),
+                }
+            )
         distractors = expect(data.get("distractors", []), list, ("distractors",), "distractors")
         for index, text in enumerate(distractors):
             text = expect(text, str, ("distractors", index), "a distractor").strip()
@@ -59,25 +68,36 @@ class Matching(QuestionKind):
             rights[right_id] = {"id": right_id, "html": render(text, ("distractors", index))}
         wrong = []
         left_ids = {_strip(p.get("left", "")): f"l{i + 1}" for i, p in enumerate(pairs)}
-        for index, entry in enumerate(expect(data.get("wrong_pairs", []), list, ("wrong_pairs",), "wrong_pairs")):
+        for index, entry in enumerate(
+            expect(data.get("wrong_pairs", []), list, ("wrong_pairs",), "wrong_pairs")
+        ):
             keys = ("wrong_pairs", index)
             expect(entry, dict, keys, "each wrong pair")
             check_table_keys(entry, {"left", "right", "misconception", "hint"}, keys, "wrong pair")
             left_id = left_ids.get(_strip(entry.get("left", "")))
             right_id = _right_id(_strip(entry.get("right", "")))
             if left_id is None or right_id not in rights:
-                raise SpecProblem(keys, "a wrong pair must name a left item and a right item of this question")
-            wrong.append({
-                "left": left_id, "right": right_id,
-                "misconception": expect(entry.get("misconception", ""), str, keys + ("misconception",), "misconception"),
-                "hint_html": optional_text(entry, "hint", keys, render),
-            })
+                raise SpecProblem(
+                    keys, "a wrong pair must name a left item and a right item of this question"
+                )
+            wrong.append(
+                {
+                    "left": left_id,
+                    "right": right_id,
+                    "misconception": expect(
+                        entry.get("misconception", ""), str, keys + ("misconception",), "misconception"
+                    ),
+                    "hint_html": optional_text(entry, "hint", keys, render),
+                }
+            )
         return {"lefts": lefts, "rights": list(rights.values()), "wrong_pairs": wrong}
 
     def context(self, spec, seed):
         # "text": for what holds no markup (an <option>, an aria-label); escaped once, by the template.
         return {
-            "lefts": [{"id": l["id"], "html": l["html"], "text": html_to_text(l["html"])} for l in spec["lefts"]],
+            "lefts": [
+                {"id": l["id"], "html": l["html"], "text": html_to_text(l["html"])} for l in spec["lefts"]
+            ],
             "rights": [{**r, "text": html_to_text(r["html"])} for r in stable_shuffle(spec["rights"], *seed)],
         }
 
@@ -111,11 +131,20 @@ class Matching(QuestionKind):
             ok = chosen == left["answer"]
             feedback.append({"left": left["id"], "right": chosen, "correct": ok})
             for wrong in spec["wrong_pairs"]:
-                if not ok and wrong["left"] == left["id"] and wrong["right"] == chosen and wrong["misconception"]:
+                if (
+                    not ok
+                    and wrong["left"] == left["id"]
+                    and wrong["right"] == chosen
+                    and wrong["misconception"]
+                ):
                     misconceptions.append(wrong["misconception"])
         right = sum(item["correct"] for item in feedback)
-        return Grade(score=round(right / len(spec["lefts"]), 4), correct=right == len(spec["lefts"]),
-                     feedback=feedback, misconceptions=misconceptions)
+        return Grade(
+            score=round(right / len(spec["lefts"]), 4),
+            correct=right == len(spec["lefts"]),
+            feedback=feedback,
+            misconceptions=misconceptions,
+        )
 
     def feedback_items(self, spec, answer, grade_feedback):
         rights = {r["id"]: r["html"] for r in spec["rights"]}
@@ -127,17 +156,24 @@ class Matching(QuestionKind):
             if left is None:
                 continue
             chosen = rights.get(entry.get("right"), "—")
-            items.append({
-                "correct": entry["correct"],
-                "label_html": f"{left['html']} → {chosen}",
-                "html": left["explanation_html"] if entry["correct"] else "",
-                "hint_html": "" if entry["correct"] else hints.get((entry["left"], entry.get("right")), ""),
-            })
+            items.append(
+                {
+                    "correct": entry["correct"],
+                    "label_html": f"{left['html']} → {chosen}",
+                    "html": left["explanation_html"] if entry["correct"] else "",
+                    "hint_html": ""
+                    if entry["correct"]
+                    else hints.get((entry["left"], entry.get("right")), ""),
+                }
+            )
         return items
 
     def solution_items(self, spec):
         rights = {r["id"]: r["html"] for r in spec["rights"]}
-        return [{"label_html": f"{l['html']} → {rights[l['answer']]}", "html": l["explanation_html"]} for l in spec["lefts"]]
+        return [
+            {"label_html": f"{l['html']} → {rights[l['answer']]}", "html": l["explanation_html"]}
+            for l in spec["lefts"]
+        ]
 
 
 def _strip(value) -> str:

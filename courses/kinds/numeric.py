@@ -7,7 +7,15 @@ from django.utils.formats import get_format, number_format
 from django.utils.translation import gettext_lazy as _
 
 from .base import (
-    AnswerError, Grade, NotGradable, QuestionKind, SpecProblem, check_table_keys, expect, optional_text, register,
+    AnswerError,
+    Grade,
+    NotGradable,
+    QuestionKind,
+    SpecProblem,
+    check_table_keys,
+    expect,
+    optional_text,
+    register,
 )
 
 MAX_ANSWER_CHARS = 64
@@ -30,18 +38,29 @@ def parse_number(text: str) -> float:
     cleaned = text.strip().replace("\u2212", "-").replace(" ", "")
     marks = [c for c in cleaned if c in ".,"]
     if len(marks) > 1 and re.fullmatch(r"[-+]?[\d.,]+", cleaned):
-        raise AmbiguousNumber(_("“%(text)s” has more than one dot or comma. Write numbers without thousands "
-                                "separators and with one decimal mark, for example %(example)s.")
-                              % {"text": text.strip(), "example": number_format(1234.5, 1)})
+        raise AmbiguousNumber(
+            _(
+                "“%(text)s” has more than one dot or comma. Write numbers without thousands "
+                "separators and with one decimal mark, for example %(example)s."
+            )
+            % {"text": text.strip(), "example": number_format(1234.5, 1)}
+        )
     if not _NUMBER.fullmatch(cleaned):
         raise ValueError("not a number")
     looks = _THOUSANDS_LOOK.fullmatch(cleaned)
     if looks and looks.group(2) == get_format("THOUSAND_SEPARATOR"):
-        whole, _mark, rest = looks.groups()
-        raise AmbiguousNumber(_("“%(text)s” can be read two ways. Numbers are written without thousands "
-                                "separators: write %(whole)s for the whole number, or %(decimal)s for the decimal.")
-                              % {"text": text.strip(), "whole": cleaned.replace(looks.group(2), ""),
-                                 "decimal": cleaned.replace(looks.group(2), get_format("DECIMAL_SEPARATOR"))})
+        _whole, _mark, _rest = looks.groups()
+        raise AmbiguousNumber(
+            _(
+                "“%(text)s” can be read two ways. Numbers are written without thousands "
+                "separators: write %(whole)s for the whole number, or %(decimal)s for the decimal."
+            )
+            % {
+                "text": text.strip(),
+                "whole": cleaned.replace(looks.group(2), ""),
+                "decimal": cleaned.replace(looks.group(2), get_format("DECIMAL_SEPARATOR")),
+            }
+        )
     value = float(cleaned.replace(",", "."))
     if not math.isfinite(value):
         raise ValueError("not finite")
@@ -62,15 +81,21 @@ class Numeric(QuestionKind):
         if not math.isfinite(answer) or not math.isfinite(tolerance) or tolerance < 0:
             raise SpecProblem(("tolerance",), "answer must be finite and tolerance ≥ 0")
         wrong = []
-        for index, entry in enumerate(expect(data.get("wrong_values", []), list, ("wrong_values",), "wrong_values")):
+        for index, entry in enumerate(
+            expect(data.get("wrong_values", []), list, ("wrong_values",), "wrong_values")
+        ):
             keys = ("wrong_values", index)
             expect(entry, dict, keys, "each wrong value")
             check_table_keys(entry, {"value", "misconception", "hint"}, keys, "wrong value")
-            wrong.append({
-                "value": float(expect(entry.get("value"), (int, float), keys + ("value",), "value")),
-                "misconception": expect(entry.get("misconception", ""), str, keys + ("misconception",), "misconception"),
-                "hint_html": optional_text(entry, "hint", keys, render),
-            })
+            wrong.append(
+                {
+                    "value": float(expect(entry.get("value"), (int, float), keys + ("value",), "value")),
+                    "misconception": expect(
+                        entry.get("misconception", ""), str, keys + ("misconception",), "misconception"
+                    ),
+                    "hint_html": optional_text(entry, "hint", keys, render),
+                }
+            )
         return {
             "answer": float(answer),
             "tolerance": float(tolerance),
@@ -100,8 +125,10 @@ class Numeric(QuestionKind):
                 raise NotGradable(str(exc)) from None  # explained, not counted as an attempt
             except ValueError:
                 # A typing slip, not a tampered form: said kindly, not counted.
-                raise NotGradable(_("“%(text)s” is not a number. Write a number, for example %(example)s.")
-                                  % {"text": value.strip(), "example": number_format(0.25, 2)}) from None
+                raise NotGradable(
+                    _("“%(text)s” is not a number. Write a number, for example %(example)s.")
+                    % {"text": value.strip(), "example": number_format(0.25, 2)}
+                ) from None
         if not math.isfinite(value):
             raise AnswerError(_("the answer must be a finite number"))
         return {"value": float(value)}
@@ -122,21 +149,31 @@ class Numeric(QuestionKind):
                         misconceptions.append(wrong["misconception"])
                     hint = wrong["hint_html"]
                     break
-        return Grade(score=1.0 if ok else 0.0, correct=ok,
-                     feedback=[{"value": value, "correct": ok, "hint_html": hint}],
-                     misconceptions=misconceptions)
+        return Grade(
+            score=1.0 if ok else 0.0,
+            correct=ok,
+            feedback=[{"value": value, "correct": ok, "hint_html": hint}],
+            misconceptions=misconceptions,
+        )
 
     def feedback_items(self, spec, answer, grade_feedback):
-        return [{"correct": f["correct"], "label_html": _format(f["value"], spec["unit"]),
-                 "html": "", "hint_html": f.get("hint_html", "")} for f in grade_feedback]
+        return [
+            {
+                "correct": f["correct"],
+                "label_html": _format(f["value"], spec["unit"]),
+                "html": "",
+                "hint_html": f.get("hint_html", ""),
+            }
+            for f in grade_feedback
+        ]
 
     def solution_items(self, spec):
         return [{"label_html": _format(spec["answer"], spec["unit"]), "html": ""}]
 
 
 def _format(value: float, unit: str) -> str:
-    from django.utils.html import escape
     from django.utils.formats import number_format
+    from django.utils.html import escape
 
     text = number_format(value, decimal_pos=None) if value != int(value) else str(int(value))
     return escape(f"{text} {unit}".strip())

@@ -7,7 +7,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -16,139 +15,282 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Course',
+            name="Course",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(unique=True, verbose_name='slug')),
-                ('title', models.CharField(max_length=200, verbose_name='title')),
-                ('summary', models.TextField(blank=True, verbose_name='summary')),
-                ('description_html', models.TextField(blank=True, verbose_name='description (rendered)')),
-                ('enrollment', models.CharField(choices=[('open', 'Open to everyone'), ('code', 'With an enrolment code')], default='open', max_length=8, verbose_name='enrolment')),
-                ('enrollment_code', models.CharField(blank=True, max_length=64, verbose_name='enrolment code')),
-                ('score_policy', models.CharField(choices=[('best', 'Best attempt counts'), ('last', 'Last attempt counts')], default='best', max_length=8, verbose_name='score policy')),
-                ('source_path', models.CharField(blank=True, max_length=500, verbose_name='source folder')),
-                ('retired', models.BooleanField(default=False, verbose_name='retired')),
-                ('imported_at', models.DateTimeField(blank=True, null=True, verbose_name='last imported')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created')),
-                ('instructors', models.ManyToManyField(blank=True, related_name='taught_courses', to=settings.AUTH_USER_MODEL, verbose_name='instructors')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(unique=True, verbose_name="slug")),
+                ("title", models.CharField(max_length=200, verbose_name="title")),
+                ("summary", models.TextField(blank=True, verbose_name="summary")),
+                ("description_html", models.TextField(blank=True, verbose_name="description (rendered)")),
+                (
+                    "enrollment",
+                    models.CharField(
+                        choices=[("open", "Open to everyone"), ("code", "With an enrolment code")],
+                        default="open",
+                        max_length=8,
+                        verbose_name="enrolment",
+                    ),
+                ),
+                (
+                    "enrollment_code",
+                    models.CharField(blank=True, max_length=64, verbose_name="enrolment code"),
+                ),
+                (
+                    "score_policy",
+                    models.CharField(
+                        choices=[("best", "Best attempt counts"), ("last", "Last attempt counts")],
+                        default="best",
+                        max_length=8,
+                        verbose_name="score policy",
+                    ),
+                ),
+                ("source_path", models.CharField(blank=True, max_length=500, verbose_name="source folder")),
+                ("retired", models.BooleanField(default=False, verbose_name="retired")),
+                ("imported_at", models.DateTimeField(blank=True, null=True, verbose_name="last imported")),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created")),
+                (
+                    "instructors",
+                    models.ManyToManyField(
+                        blank=True,
+                        related_name="taught_courses",
+                        to=settings.AUTH_USER_MODEL,
+                        verbose_name="instructors",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'course',
-                'verbose_name_plural': 'courses',
-                'ordering': ['title'],
+                "verbose_name": "course",
+                "verbose_name_plural": "courses",
+                "ordering": ["title"],
             },
         ),
         migrations.CreateModel(
-            name='Lesson',
+            name="Lesson",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(verbose_name='slug')),
-                ('title', models.CharField(max_length=200, verbose_name='title')),
-                ('order', models.PositiveIntegerField(default=0, verbose_name='order')),
-                ('summary', models.TextField(blank=True, verbose_name='summary')),
-                ('body_source', models.TextField(blank=True, verbose_name='body (Markdown)')),
-                ('body_html', models.TextField(blank=True, verbose_name='body (rendered)')),
-                ('source_file', models.CharField(blank=True, max_length=500, verbose_name='source file')),
-                ('retired', models.BooleanField(default=False, verbose_name='retired')),
-                ('updated_at', models.DateTimeField(auto_now=True, verbose_name='updated')),
-                ('course', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='lessons', to='courses.course', verbose_name='course')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(verbose_name="slug")),
+                ("title", models.CharField(max_length=200, verbose_name="title")),
+                ("order", models.PositiveIntegerField(default=0, verbose_name="order")),
+                ("summary", models.TextField(blank=True, verbose_name="summary")),
+                ("body_source", models.TextField(blank=True, verbose_name="body (Markdown)")),
+                ("body_html", models.TextField(blank=True, verbose_name="body (rendered)")),
+                ("source_file", models.CharField(blank=True, max_length=500, verbose_name="source file")),
+                ("retired", models.BooleanField(default=False, verbose_name="retired")),
+                ("updated_at", models.DateTimeField(auto_now=True, verbose_name="updated")),
+                (
+                    "course",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="lessons",
+                        to="courses.course",
+                        verbose_name="course",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'lesson',
-                'verbose_name_plural': 'lessons',
-                'ordering': ['course', 'order', 'slug'],
+                "verbose_name": "lesson",
+                "verbose_name_plural": "lessons",
+                "ordering": ["course", "order", "slug"],
             },
         ),
         migrations.CreateModel(
-            name='Exercise',
+            name="Exercise",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(verbose_name='slug')),
-                ('title', models.CharField(max_length=200, verbose_name='title')),
-                ('order', models.PositiveIntegerField(default=0, verbose_name='order')),
-                ('prompt_html', models.TextField(blank=True, verbose_name='prompt (rendered)')),
-                ('starter_code', models.TextField(blank=True, verbose_name='starter code')),
-                ('solution_code', models.TextField(blank=True, verbose_name='reference solution')),
-                ('spec', models.JSONField(default=dict, verbose_name='grading specification')),
-                ('reveal', models.JSONField(default=dict, verbose_name='reveal rule')),
-                ('content_hash', models.CharField(blank=True, max_length=64, verbose_name='content hash')),
-                ('source_dir', models.CharField(blank=True, max_length=500, verbose_name='source folder')),
-                ('retired', models.BooleanField(default=False, verbose_name='retired')),
-                ('course', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='exercises', to='courses.course')),
-                ('lesson', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='exercises', to='courses.lesson', verbose_name='lesson')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(verbose_name="slug")),
+                ("title", models.CharField(max_length=200, verbose_name="title")),
+                ("order", models.PositiveIntegerField(default=0, verbose_name="order")),
+                ("prompt_html", models.TextField(blank=True, verbose_name="prompt (rendered)")),
+                ("starter_code", models.TextField(blank=True, verbose_name="starter code")),
+                ("solution_code", models.TextField(blank=True, verbose_name="reference solution")),
+                ("spec", models.JSONField(default=dict, verbose_name="grading specification")),
+                ("reveal", models.JSONField(default=dict, verbose_name="reveal rule")),
+                ("content_hash", models.CharField(blank=True, max_length=64, verbose_name="content hash")),
+                ("source_dir", models.CharField(blank=True, max_length=500, verbose_name="source folder")),
+                ("retired", models.BooleanField(default=False, verbose_name="retired")),
+                (
+                    "course",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="exercises",
+                        to="courses.course",
+                    ),
+                ),
+                (
+                    "lesson",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="exercises",
+                        to="courses.lesson",
+                        verbose_name="lesson",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'exercise',
-                'verbose_name_plural': 'exercises',
-                'ordering': ['lesson', 'order', 'slug'],
+                "verbose_name": "exercise",
+                "verbose_name_plural": "exercises",
+                "ordering": ["lesson", "order", "slug"],
             },
         ),
         migrations.CreateModel(
-            name='LessonProgress',
+            name="LessonProgress",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('first_visited_at', models.DateTimeField(default=django.utils.timezone.now, verbose_name='first visit')),
-                ('last_visited_at', models.DateTimeField(default=django.utils.timezone.now, verbose_name='last visit')),
-                ('completed_at', models.DateTimeField(blank=True, null=True, verbose_name='completed')),
-                ('lesson', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='progress', to='courses.lesson')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='lesson_progress', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "first_visited_at",
+                    models.DateTimeField(default=django.utils.timezone.now, verbose_name="first visit"),
+                ),
+                (
+                    "last_visited_at",
+                    models.DateTimeField(default=django.utils.timezone.now, verbose_name="last visit"),
+                ),
+                ("completed_at", models.DateTimeField(blank=True, null=True, verbose_name="completed")),
+                (
+                    "lesson",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="progress",
+                        to="courses.lesson",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="lesson_progress",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'lesson progress',
-                'verbose_name_plural': 'lesson progress',
+                "verbose_name": "lesson progress",
+                "verbose_name_plural": "lesson progress",
             },
         ),
         migrations.CreateModel(
-            name='Question',
+            name="Question",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(verbose_name='slug')),
-                ('kind', models.CharField(max_length=32, verbose_name='kind')),
-                ('order', models.PositiveIntegerField(default=0, verbose_name='order')),
-                ('prompt_html', models.TextField(verbose_name='prompt (rendered)')),
-                ('explanation_html', models.TextField(blank=True, verbose_name='explanation (rendered)')),
-                ('spec', models.JSONField(default=dict, verbose_name='specification')),
-                ('reveal', models.JSONField(default=dict, verbose_name='reveal rule')),
-                ('max_attempts', models.PositiveIntegerField(blank=True, null=True, verbose_name='maximum attempts')),
-                ('source_file', models.CharField(blank=True, max_length=500, verbose_name='source file')),
-                ('retired', models.BooleanField(default=False, verbose_name='retired')),
-                ('course', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='questions', to='courses.course')),
-                ('lesson', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='questions', to='courses.lesson', verbose_name='lesson')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(verbose_name="slug")),
+                ("kind", models.CharField(max_length=32, verbose_name="kind")),
+                ("order", models.PositiveIntegerField(default=0, verbose_name="order")),
+                ("prompt_html", models.TextField(verbose_name="prompt (rendered)")),
+                ("explanation_html", models.TextField(blank=True, verbose_name="explanation (rendered)")),
+                ("spec", models.JSONField(default=dict, verbose_name="specification")),
+                ("reveal", models.JSONField(default=dict, verbose_name="reveal rule")),
+                (
+                    "max_attempts",
+                    models.PositiveIntegerField(blank=True, null=True, verbose_name="maximum attempts"),
+                ),
+                ("source_file", models.CharField(blank=True, max_length=500, verbose_name="source file")),
+                ("retired", models.BooleanField(default=False, verbose_name="retired")),
+                (
+                    "course",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="questions",
+                        to="courses.course",
+                    ),
+                ),
+                (
+                    "lesson",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="questions",
+                        to="courses.lesson",
+                        verbose_name="lesson",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'question',
-                'verbose_name_plural': 'questions',
-                'ordering': ['lesson', 'order', 'slug'],
+                "verbose_name": "question",
+                "verbose_name_plural": "questions",
+                "ordering": ["lesson", "order", "slug"],
             },
         ),
         migrations.CreateModel(
-            name='Enrollment',
+            name="Enrollment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now, verbose_name='enrolled')),
-                ('course', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='enrollments', to='courses.course')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='enrollments', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "created_at",
+                    models.DateTimeField(default=django.utils.timezone.now, verbose_name="enrolled"),
+                ),
+                (
+                    "course",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="enrollments",
+                        to="courses.course",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="enrollments",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'enrolment',
-                'verbose_name_plural': 'enrolments',
-                'constraints': [models.UniqueConstraint(fields=('user', 'course'), name='one_enrollment_per_course')],
+                "verbose_name": "enrolment",
+                "verbose_name_plural": "enrolments",
+                "constraints": [
+                    models.UniqueConstraint(fields=("user", "course"), name="one_enrollment_per_course")
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='lesson',
-            constraint=models.UniqueConstraint(fields=('course', 'slug'), name='lesson_slug_unique_in_course'),
+            model_name="lesson",
+            constraint=models.UniqueConstraint(
+                fields=("course", "slug"), name="lesson_slug_unique_in_course"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='exercise',
-            constraint=models.UniqueConstraint(fields=('course', 'slug'), name='exercise_slug_unique_in_course'),
+            model_name="exercise",
+            constraint=models.UniqueConstraint(
+                fields=("course", "slug"), name="exercise_slug_unique_in_course"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='lessonprogress',
-            constraint=models.UniqueConstraint(fields=('user', 'lesson'), name='one_progress_per_lesson'),
+            model_name="lessonprogress",
+            constraint=models.UniqueConstraint(fields=("user", "lesson"), name="one_progress_per_lesson"),
         ),
         migrations.AddConstraint(
-            model_name='question',
-            constraint=models.UniqueConstraint(fields=('course', 'slug'), name='question_slug_unique_in_course'),
+            model_name="question",
+            constraint=models.UniqueConstraint(
+                fields=("course", "slug"), name="question_slug_unique_in_course"
+            ),
         ),
     ]

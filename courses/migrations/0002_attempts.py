@@ -7,33 +7,68 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('courses', '0001_initial'),
+        ("courses", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Attempt',
+            name="Attempt",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('answer', 'answer'), ('reveal', 'answer revealed')], default='answer', max_length=8, verbose_name='kind')),
-                ('answer', models.JSONField(blank=True, null=True, verbose_name='answer')),
-                ('score', models.FloatField(default=0.0, verbose_name='score')),
-                ('correct', models.BooleanField(default=False, verbose_name='correct')),
-                ('after_reveal', models.BooleanField(default=False, verbose_name='after reveal')),
-                ('feedback', models.JSONField(blank=True, default=list, verbose_name='feedback')),
-                ('misconceptions', models.JSONField(blank=True, default=list, verbose_name='misconceptions')),
-                ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now, verbose_name='time')),
-                ('question', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='attempts', to='courses.question')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='attempts', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("answer", "answer"), ("reveal", "answer revealed")],
+                        default="answer",
+                        max_length=8,
+                        verbose_name="kind",
+                    ),
+                ),
+                ("answer", models.JSONField(blank=True, null=True, verbose_name="answer")),
+                ("score", models.FloatField(default=0.0, verbose_name="score")),
+                ("correct", models.BooleanField(default=False, verbose_name="correct")),
+                ("after_reveal", models.BooleanField(default=False, verbose_name="after reveal")),
+                ("feedback", models.JSONField(blank=True, default=list, verbose_name="feedback")),
+                ("misconceptions", models.JSONField(blank=True, default=list, verbose_name="misconceptions")),
+                (
+                    "created_at",
+                    models.DateTimeField(
+                        db_index=True, default=django.utils.timezone.now, verbose_name="time"
+                    ),
+                ),
+                (
+                    "question",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="attempts",
+                        to="courses.question",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="attempts",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'attempt',
-                'verbose_name_plural': 'attempts',
-                'ordering': ['created_at', 'pk'],
-                'indexes': [models.Index(fields=['user', 'question', 'created_at'], name='courses_att_user_id_503ff8_idx')],
+                "verbose_name": "attempt",
+                "verbose_name_plural": "attempts",
+                "ordering": ["created_at", "pk"],
+                "indexes": [
+                    models.Index(
+                        fields=["user", "question", "created_at"], name="courses_att_user_id_503ff8_idx"
+                    )
+                ],
             },
         ),
     ]

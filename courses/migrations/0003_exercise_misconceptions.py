@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('courses', '0002_attempts'),
+        ("courses", "0002_attempts"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='exercise',
-            name='misconceptions',
-            field=models.JSONField(blank=True, default=list, verbose_name='misconceptions'),
+            model_name="exercise",
+            name="misconceptions",
+            field=models.JSONField(blank=True, default=list, verbose_name="misconceptions"),
         ),
     ]

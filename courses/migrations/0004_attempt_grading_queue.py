@@ -4,40 +4,50 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('courses', '0003_exercise_misconceptions'),
+        ("courses", "0003_exercise_misconceptions"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='attempt',
-            name='enqueued_at',
+            model_name="attempt",
+            name="enqueued_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='attempt',
-            name='last_error',
+            model_name="attempt",
+            name="last_error",
             field=models.TextField(blank=True),
         ),
         migrations.AddField(
-            model_name='attempt',
-            name='lease_expires_at',
+            model_name="attempt",
+            name="lease_expires_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='attempt',
-            name='lease_token',
+            model_name="attempt",
+            name="lease_token",
             field=models.CharField(blank=True, max_length=64),
         ),
         migrations.AddField(
-            model_name='attempt',
-            name='status',
-            field=models.CharField(choices=[('queued', 'queued'), ('running', 'running'), ('done', 'graded'), ('failed', 'grader failed (not counted)')], db_index=True, default='done', max_length=8, verbose_name='status'),
+            model_name="attempt",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("queued", "queued"),
+                    ("running", "running"),
+                    ("done", "graded"),
+                    ("failed", "grader failed (not counted)"),
+                ],
+                db_index=True,
+                default="done",
+                max_length=8,
+                verbose_name="status",
+            ),
         ),
         migrations.AddField(
-            model_name='attempt',
-            name='tries',
+            model_name="attempt",
+            name="tries",
             field=models.PositiveSmallIntegerField(default=0),
         ),
     ]

@@ -5,40 +5,59 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('courses', '0004_attempt_grading_queue'),
+        ("courses", "0004_attempt_grading_queue"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='attempt',
-            name='question',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='attempts', to='courses.question'),
+            model_name="attempt",
+            name="question",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="attempts", to="courses.question"
+            ),
         ),
         migrations.AlterField(
-            model_name='course',
-            name='retired',
-            field=models.BooleanField(default=False, help_text="Retire instead of deleting: a retired item leaves the course pages, and its students' answers, submissions and progress are kept. Items with student work cannot be deleted.", verbose_name='retired'),
+            model_name="course",
+            name="retired",
+            field=models.BooleanField(
+                default=False,
+                help_text="Retire instead of deleting: a retired item leaves the course pages, and its students' answers, submissions and progress are kept. Items with student work cannot be deleted.",
+                verbose_name="retired",
+            ),
         ),
         migrations.AlterField(
-            model_name='exercise',
-            name='retired',
-            field=models.BooleanField(default=False, help_text="Retire instead of deleting: a retired item leaves the course pages, and its students' answers, submissions and progress are kept. Items with student work cannot be deleted.", verbose_name='retired'),
+            model_name="exercise",
+            name="retired",
+            field=models.BooleanField(
+                default=False,
+                help_text="Retire instead of deleting: a retired item leaves the course pages, and its students' answers, submissions and progress are kept. Items with student work cannot be deleted.",
+                verbose_name="retired",
+            ),
         ),
         migrations.AlterField(
-            model_name='lesson',
-            name='retired',
-            field=models.BooleanField(default=False, help_text="Retire instead of deleting: a retired item leaves the course pages, and its students' answers, submissions and progress are kept. Items with student work cannot be deleted.", verbose_name='retired'),
+            model_name="lesson",
+            name="retired",
+            field=models.BooleanField(
+                default=False,
+                help_text="Retire instead of deleting: a retired item leaves the course pages, and its students' answers, submissions and progress are kept. Items with student work cannot be deleted.",
+                verbose_name="retired",
+            ),
         ),
         migrations.AlterField(
-            model_name='lessonprogress',
-            name='lesson',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='progress', to='courses.lesson'),
+            model_name="lessonprogress",
+            name="lesson",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="progress", to="courses.lesson"
+            ),
         ),
         migrations.AlterField(
-            model_name='question',
-            name='retired',
-            field=models.BooleanField(default=False, help_text="Retire instead of deleting: a retired item leaves the course pages, and its students' answers, submissions and progress are kept. Items with student work cannot be deleted.", verbose_name='retired'),
+            model_name="question",
+            name="retired",
+            field=models.BooleanField(
+                default=False,
+                help_text="Retire instead of deleting: a retired item leaves the course pages, and its students' answers, submissions and progress are kept. Items with student work cannot be deleted.",
+                verbose_name="retired",
+            ),
         ),
     ]

@@ -7,36 +7,71 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('courses', '0005_protect_student_work'),
+        ("courses", "0005_protect_student_work"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AnswerPreview',
+            name="AnswerPreview",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('answer', models.JSONField(blank=True, null=True, verbose_name='answer')),
-                ('score', models.FloatField(default=0.0, verbose_name='score')),
-                ('correct', models.BooleanField(default=False, verbose_name='correct')),
-                ('feedback', models.JSONField(blank=True, default=list, verbose_name='feedback')),
-                ('misconceptions', models.JSONField(blank=True, default=list, verbose_name='misconceptions')),
-                ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now, verbose_name='time')),
-                ('status', models.CharField(choices=[('queued', 'queued'), ('running', 'running'), ('done', 'graded'), ('failed', 'grader failed (not counted)')], db_index=True, default='done', max_length=8, verbose_name='status')),
-                ('enqueued_at', models.DateTimeField(blank=True, null=True)),
-                ('lease_token', models.CharField(blank=True, max_length=64)),
-                ('lease_expires_at', models.DateTimeField(blank=True, null=True)),
-                ('tries', models.PositiveSmallIntegerField(default=0)),
-                ('last_error', models.TextField(blank=True)),
-                ('question', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='courses.question')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("answer", models.JSONField(blank=True, null=True, verbose_name="answer")),
+                ("score", models.FloatField(default=0.0, verbose_name="score")),
+                ("correct", models.BooleanField(default=False, verbose_name="correct")),
+                ("feedback", models.JSONField(blank=True, default=list, verbose_name="feedback")),
+                ("misconceptions", models.JSONField(blank=True, default=list, verbose_name="misconceptions")),
+                (
+                    "created_at",
+                    models.DateTimeField(
+                        db_index=True, default=django.utils.timezone.now, verbose_name="time"
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "queued"),
+                            ("running", "running"),
+                            ("done", "graded"),
+                            ("failed", "grader failed (not counted)"),
+                        ],
+                        db_index=True,
+                        default="done",
+                        max_length=8,
+                        verbose_name="status",
+                    ),
+                ),
+                ("enqueued_at", models.DateTimeField(blank=True, null=True)),
+                ("lease_token", models.CharField(blank=True, max_length=64)),
+                ("lease_expires_at", models.DateTimeField(blank=True, null=True)),
+                ("tries", models.PositiveSmallIntegerField(default=0)),
+                ("last_error", models.TextField(blank=True)),
+                (
+                    "question",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="courses.question"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'answer preview',
-                'verbose_name_plural': 'answer previews',
-                'ordering': ['created_at', 'pk'],
+                "verbose_name": "answer preview",
+                "verbose_name_plural": "answer previews",
+                "ordering": ["created_at", "pk"],
             },
         ),
     ]

@@ -22,7 +22,7 @@ def inline_math(text: str) -> SafeString:
         return mark_safe("")
     parts, last = [], 0
     for found in MATH.finditer(text):
-        parts.append(escape(text[last:found.start()]))
+        parts.append(escape(text[last : found.start()]))
         mathml, problem = render_math(found.group(1), display=False)
         parts.append(escape(found.group(0)) if problem else mathml)
         last = found.end()

@@ -13,7 +13,14 @@ import tomllib
 from pathlib import Path
 
 from . import (
-    ReferenceFailed, SpecError, build_cases, grade, parse_spec, run_reference, sandbox_problem, sandbox_warnings,
+    ReferenceFailed,
+    SpecError,
+    build_cases,
+    grade,
+    parse_spec,
+    run_reference,
+    sandbox_problem,
+    sandbox_warnings,
 )
 
 
@@ -46,8 +53,12 @@ def main(argv: list[str] | None = None) -> int:
     vdir = args.exercise_dir / "variants"
     if vdir.is_dir():
         for path in sorted(vdir.glob("*.py")):
-            variants[path.stem] = run_reference(path.read_text(encoding="utf-8"), spec, cases, allow_failures=True)
-    result = grade(args.submission.read_bytes(), spec, cases, ref, variants=variants, only_visible=args.visible)
+            variants[path.stem] = run_reference(
+                path.read_text(encoding="utf-8"), spec, cases, allow_failures=True
+            )
+    result = grade(
+        args.submission.read_bytes(), spec, cases, ref, variants=variants, only_visible=args.visible
+    )
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:
@@ -56,7 +67,10 @@ def main(argv: list[str] | None = None) -> int:
             print(result.message.render())
         for t in result.tests:
             mark = "ok " if t.passed else "FAIL"
-            print(f"  {mark} {t.name}{' (hidden)' if t.hidden else ''}" + (f": {t.message.render()}" if t.message else ""))
+            print(
+                f"  {mark} {t.name}{' (hidden)' if t.hidden else ''}"
+                + (f": {t.message.render()}" if t.message else "")
+            )
         if result.misconception:
             print(f"misconception: {result.misconception}")
         if result.stdout:

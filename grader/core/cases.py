@@ -39,8 +39,10 @@ def build_cases(spec: ExerciseSpec, exercise_dir: Path) -> list[Case]:
     inputs = {name for case in cases for name in case.inputs}
     for name in spec.shape_names:
         if name not in spec.results and name not in inputs:
-            raise SpecError(f"{name!r} is neither a result {list(spec.results)} nor an input {sorted(inputs)}",
-                            f"shape_names.{name}")
+            raise SpecError(
+                f"{name!r} is neither a result {list(spec.results)} nor an input {sorted(inputs)}",
+                f"shape_names.{name}",
+            )
     return cases
 
 
@@ -75,8 +77,13 @@ def _run_cases_py(source: str, spec: ExerciseSpec) -> list[Case]:
                     arrays[(i, name)] = out.load_array(f"mc-{i:03d}.{name}.npy", max_bytes)
         found["arrays"] = arrays
 
-    job: dict[str, Any] = {"mode": "make_cases", "function": None, "results": [], "max_result_bytes": max_bytes,
-                           "seed": spec.seed}
+    job: dict[str, Any] = {
+        "mode": "make_cases",
+        "function": None,
+        "results": [],
+        "max_result_bytes": max_bytes,
+        "seed": spec.seed,
+    }
     outcome = run_sandboxed(job=job, code=source, phases=[[]], limits=limits, collect=collect)
     if outcome.timed_out or outcome.cpu_exceeded:
         raise SpecError("make_cases(rng) did not finish within the time limit", key)
@@ -88,7 +95,8 @@ def _run_cases_py(source: str, spec: ExerciseSpec) -> list[Case]:
     if entries is None:
         raise SpecError(
             "cases.py must define make_cases(rng) returning a list of dicts "
-            f"(the run ended with exit code {outcome.exit_code})", key,
+            f"(the run ended with exit code {outcome.exit_code})",
+            key,
         )
     if len(entries) > MAX_CASES:
         raise SpecError(f"make_cases returned more than {MAX_CASES} cases", key)
@@ -101,7 +109,12 @@ def _run_cases_py(source: str, spec: ExerciseSpec) -> list[Case]:
         if not isinstance(hidden, bool):
             raise SpecError(f"{name}: hidden must be True or False", key)
         weight = entry.get("weight", 1.0)
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight <= 0:
+        if (
+            isinstance(weight, bool)
+            or not isinstance(weight, (int, float))
+            or not math.isfinite(weight)
+            or weight <= 0
+        ):
             raise SpecError(f"{name}: weight must be a positive number", key)
         inputs = {}
         for input_name, info in entry["inputs"].items():

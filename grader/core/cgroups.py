@@ -32,9 +32,10 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 from .limits import MIB, Limits
 
@@ -87,7 +88,9 @@ def _read_ints(path: Path) -> list[int]:
         return []
 
 
-def _kill_members(members: Callable[[], list[int]], timeout: float, kill: Callable[[], bool] | None = None) -> bool:
+def _kill_members(
+    members: Callable[[], list[int]], timeout: float, kill: Callable[[], bool] | None = None
+) -> bool:
     """SIGKILL every member until none is left (a forking tree may need several rounds)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -221,7 +224,9 @@ class V2Backend:
             raise OSError(f"cannot enable {sorted(missing)} for the runs in {self.parent}")
         self._prepared = True
 
-    def create(self, name: str, limits: Limits, *, caps: set[str] | frozenset[str] = frozenset(V2_CONTROLLERS)) -> V2Run:
+    def create(
+        self, name: str, limits: Limits, *, caps: set[str] | frozenset[str] = frozenset(V2_CONTROLLERS)
+    ) -> V2Run:
         self.prepare()
         path = self.parent / name
         path.mkdir()
@@ -310,7 +315,9 @@ def plan_v2(base: Path) -> V2Backend | None:
     """What ``base`` could offer the runs, without changing anything."""
     if not (base / "cgroup.procs").exists():
         return None
-    if not os.access(base / "cgroup.subtree_control", os.W_OK) or not os.access(base / "cgroup.procs", os.W_OK):
+    if not os.access(base / "cgroup.subtree_control", os.W_OK) or not os.access(
+        base / "cgroup.procs", os.W_OK
+    ):
         return None
     available = _controllers(base) & set(V2_CONTROLLERS)
     note = ""
@@ -318,8 +325,10 @@ def plan_v2(base: Path) -> V2Backend | None:
         others = _others(base)
         if others:
             # Moving only ourselves out would leave them: the base could enable nothing.
-            note = (f"; {base} also holds {len(others)} other process(es), so it cannot pass controllers "
-                    "to the sandbox: run the grading workers in their own systemd unit with Delegate=yes")
+            note = (
+                f"; {base} also holds {len(others)} other process(es), so it cannot pass controllers "
+                "to the sandbox: run the grading workers in their own systemd unit with Delegate=yes"
+            )
             available = set()
     caps = frozenset(available | {"cpu"})  # cpu.stat is a core file
     return V2Backend(base, caps, f"cgroup v2 at {base / GROUP}{note}")
@@ -437,7 +446,9 @@ class V1Backend:
     description: str
     version: str = "v1"
 
-    def create(self, name: str, limits: Limits, *, caps: set[str] | frozenset[str] = frozenset(V2_CONTROLLERS)) -> V1Run:
+    def create(
+        self, name: str, limits: Limits, *, caps: set[str] | frozenset[str] = frozenset(V2_CONTROLLERS)
+    ) -> V1Run:
         run = V1Run()
         try:
             for controller, parent in self.parents.items():
@@ -530,4 +541,3 @@ def discover() -> Backend | None:
             return backend
         found.append(backend)
     return max(found, key=lambda b: len(b.caps), default=None)
-

@@ -37,7 +37,11 @@ def fmt_shape(shape: tuple[int, ...]) -> str:
 
 
 def compare_result(
-    name: str, got: np.ndarray, expected: np.ndarray, spec: ExerciseSpec, hidden: bool,
+    name: str,
+    got: np.ndarray,
+    expected: np.ndarray,
+    spec: ExerciseSpec,
+    hidden: bool,
     key: str | None = None,
 ) -> Message | None:
     """None when ``got`` matches ``expected``; otherwise the most useful single message.
@@ -70,10 +74,16 @@ def compare_result(
         if hidden:
             return Message(M.CASE_VALUES_HIDDEN, {"result": name})
         idx = np.unravel_index(int(np.argmax(wrong)), got.shape) if got.ndim else ()
-        return Message(M.CASE_VALUES, {
-            "result": name, "error": "1", "index": fmt_index(idx),
-            "expected": fmt_number(expected[idx]), "got": fmt_number(got[idx]),
-        })
+        return Message(
+            M.CASE_VALUES,
+            {
+                "result": name,
+                "error": "1",
+                "index": fmt_index(idx),
+                "expected": fmt_number(expected[idx]),
+                "got": fmt_number(got[idx]),
+            },
+        )
 
     got_f = got if gk in "fc" else got.astype(np.float64)
     exp_finite = np.isfinite(expected)
@@ -98,9 +108,14 @@ def compare_result(
             if hidden:
                 return Message(M.CASE_ROW_SUMS_HIDDEN, {"result": name})
             ridx = np.unravel_index(int(np.argmax(off)), off.shape)
-            return Message(M.CASE_ROW_SUMS, {
-                "result": name, "index": fmt_index(ridx), "sum": fmt_number(sums[ridx]),
-            })
+            return Message(
+                M.CASE_ROW_SUMS,
+                {
+                    "result": name,
+                    "index": fmt_index(ridx),
+                    "sum": fmt_number(sums[ridx]),
+                },
+            )
 
     if hidden:
         return Message(M.CASE_VALUES_HIDDEN, {"result": name})
@@ -108,14 +123,25 @@ def compare_result(
         err = np.abs(got_f - expected).astype(np.float64, copy=False)
     err = np.where(close, -1.0, np.nan_to_num(err, nan=np.inf))
     idx = np.unravel_index(int(np.argmax(err)), got.shape) if got.ndim else ()
-    return Message(M.CASE_VALUES, {
-        "result": name, "error": fmt_number(err[idx]), "index": fmt_index(idx),
-        "expected": fmt_number(expected[idx]), "got": fmt_number(got[idx]),
-    })
+    return Message(
+        M.CASE_VALUES,
+        {
+            "result": name,
+            "error": fmt_number(err[idx]),
+            "index": fmt_index(idx),
+            "expected": fmt_number(expected[idx]),
+            "got": fmt_number(got[idx]),
+        },
+    )
 
 
-def shape_message(name: str, got_shape: tuple[int, ...], expected_shape: tuple[int, ...],
-                  names: tuple[str, ...] | list[str] | None, hidden: bool) -> Message:
+def shape_message(
+    name: str,
+    got_shape: tuple[int, ...],
+    expected_shape: tuple[int, ...],
+    names: tuple[str, ...] | list[str] | None,
+    hidden: bool,
+) -> Message:
     if hidden:
         if len(got_shape) != len(expected_shape):
             # Not the number the code chose: it could be a hidden input.
@@ -124,13 +150,23 @@ def shape_message(name: str, got_shape: tuple[int, ...], expected_shape: tuple[i
         label = names[axis] if names and len(names) == len(expected_shape) else str(axis)
         return Message(M.CASE_SHAPE_HIDDEN_AXIS, {"result": name, "axis": label})
     if names and len(names) == len(expected_shape):
-        return Message(M.CASE_SHAPE_NAMED, {
-            "result": name, "names": "(" + ", ".join(names) + ")",
-            "expected": fmt_shape(expected_shape), "got": fmt_shape(got_shape),
-        })
-    return Message(M.CASE_SHAPE, {
-        "result": name, "expected": fmt_shape(expected_shape), "got": fmt_shape(got_shape),
-    })
+        return Message(
+            M.CASE_SHAPE_NAMED,
+            {
+                "result": name,
+                "names": "(" + ", ".join(names) + ")",
+                "expected": fmt_shape(expected_shape),
+                "got": fmt_shape(got_shape),
+            },
+        )
+    return Message(
+        M.CASE_SHAPE,
+        {
+            "result": name,
+            "expected": fmt_shape(expected_shape),
+            "got": fmt_shape(got_shape),
+        },
+    )
 
 
 def normalise_stdout(text: str) -> list[str]:
@@ -147,11 +183,14 @@ def compare_stdout(got: str, expected: str, hidden: bool) -> Message | None:
     if hidden:
         return Message(M.CASE_STDOUT_HIDDEN, {})
     n = next((i for i, (a, b) in enumerate(zip(g, e)) if a != b), min(len(g), len(e)))
-    return Message(M.CASE_STDOUT, {
-        "line": n + 1,
-        "expected": repr(e[n][:200]) if n < len(e) else "''",
-        "got": repr(g[n][:200]) if n < len(g) else "''",
-    })
+    return Message(
+        M.CASE_STDOUT,
+        {
+            "line": n + 1,
+            "expected": repr(e[n][:200]) if n < len(e) else "''",
+            "got": repr(g[n][:200]) if n < len(g) else "''",
+        },
+    )
 
 
 def outputs_match(got: dict[str, np.ndarray], expected: dict[str, np.ndarray], spec: ExerciseSpec) -> bool:

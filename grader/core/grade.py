@@ -11,12 +11,13 @@ from __future__ import annotations
 import ast
 import builtins
 import enum
-import re
 import logging
+import re
 import signal as signal_module
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,7 @@ from .traces import shape_trace
 log = logging.getLogger("grader")
 
 
-class Verdict(str, enum.Enum):
+class Verdict(enum.StrEnum):
     PASSED = "passed"
     FAILED = "failed"
     ERROR = "error"
@@ -75,7 +76,9 @@ class GradeResult:
     verdict: Verdict
     score: float = 0.0
     tests: list[CaseResult] = field(default_factory=list)
-    stdout: str = ""  # only from visible cases (and top-level code, which runs before any hidden input exists)
+    stdout: str = (
+        ""  # only from visible cases (and top-level code, which runs before any hidden input exists)
+    )
     duration_ms: int = 0
     message: Message | None = None
     misconception: str | None = None
@@ -114,6 +117,7 @@ class ReferenceFailed(Exception):
 
 
 # --- the rejected rules ------------------------------------------------------
+
 
 def check_source(source: str | bytes, spec: ExerciseSpec) -> Message | None:
     """The 'rejected' rules (size, NUL, UTF-8, empty), without running anything."""
@@ -212,7 +216,14 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def execute(code: str, spec: ExerciseSpec, cases: list[Case], phase_indices: list[list[int]], *, mode: str | None = None) -> ProgramRun:
+def execute(
+    code: str,
+    spec: ExerciseSpec,
+    cases: list[Case],
+    phase_indices: list[list[int]],
+    *,
+    mode: str | None = None,
+) -> ProgramRun:
     """Run ``code`` on the given cases in one sandbox; phases run in order (see sandbox.run_sandboxed)."""
     limits = spec.limits
     mode = mode or spec.kind
@@ -264,7 +275,9 @@ def execute(code: str, spec: ExerciseSpec, cases: list[Case], phase_indices: lis
 
 # Exception names a hidden case may show: Python's and NumPy's own (fixed texts, whoever raised them).
 BUILTIN_EXCEPTIONS = {
-    name for module in (builtins, np.exceptions, np.linalg) for name, obj in vars(module).items()
+    name
+    for module in (builtins, np.exceptions, np.linalg)
+    for name, obj in vars(module).items()
     if isinstance(obj, type) and issubclass(obj, BaseException)
 }
 
@@ -280,8 +293,13 @@ def _line_ok(line: int | None, source_lines: int) -> int | None:
     return line if line is not None and 1 <= line <= source_lines else None
 
 
-def exception_message(status: dict[str, Any], hidden: bool, source_lines: int,
-                      case: Case | None = None, spec: ExerciseSpec | None = None) -> Message:
+def exception_message(
+    status: dict[str, Any],
+    hidden: bool,
+    source_lines: int,
+    case: Case | None = None,
+    spec: ExerciseSpec | None = None,
+) -> Message:
     """Exception feedback; for hidden cases only Python's or NumPy's name for the exception
     and, for a shape error, a trace built from the case's own shapes (traces.py).
 
@@ -292,7 +310,9 @@ def exception_message(status: dict[str, Any], hidden: bool, source_lines: int,
     trace = None
     if exc_type == "ValueError" and case is not None and spec is not None:
         frames = status.get("traceback") or []
-        trace = shape_trace(status.get("detail", ""), case.inputs, spec.shape_names, frames[-1][2] if frames else "")
+        trace = shape_trace(
+            status.get("detail", ""), case.inputs, spec.shape_names, frames[-1][2] if frames else ""
+        )
     if hidden:
         # A custom exception's name or text could carry hidden inputs out.
         if exc_type not in BUILTIN_EXCEPTIONS:
@@ -304,7 +324,9 @@ def exception_message(status: dict[str, Any], hidden: bool, source_lines: int,
         if line is None:
             return Message(M.CASE_EXCEPTION_NO_LINE, {"exc_type": exc_type, "detail": trace})
         tb = "\n".join(f"  {n} | {text}" for n, fn, text in status.get("traceback", []))
-        return Message(M.CASE_EXCEPTION, {"exc_type": exc_type, "line": line, "detail": trace, "traceback": tb})
+        return Message(
+            M.CASE_EXCEPTION, {"exc_type": exc_type, "line": line, "detail": trace, "traceback": tb}
+        )
     detail = status.get("detail", "")[:300]
     if line is None:
         return Message(M.CASE_EXCEPTION_NO_LINE, {"exc_type": exc_type, "detail": detail})
@@ -313,8 +335,9 @@ def exception_message(status: dict[str, Any], hidden: bool, source_lines: int,
     return Message(M.CASE_EXCEPTION, {"exc_type": exc_type, "line": line, "detail": detail, "traceback": tb})
 
 
-def _result_problem_message(name: str, problem: dict[str, Any] | LoadProblem | None, spec: ExerciseSpec, limit: int,
-                            hidden: bool) -> Message:
+def _result_problem_message(
+    name: str, problem: dict[str, Any] | LoadProblem | None, spec: ExerciseSpec, limit: int, hidden: bool
+) -> Message:
     kind = spec.kind
     if isinstance(problem, dict):
         code = problem["problem"]
@@ -347,7 +370,15 @@ def _result_display_name(spec: ExerciseSpec, name: str) -> str:
     return f"{spec.function}(...)" if name == "return" and spec.function else name
 
 
-def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], ref: Reference | None, *, author: bool = False) -> GradeResult:
+def evaluate(
+    run: ProgramRun,
+    code: str,
+    spec: ExerciseSpec,
+    cases: list[Case],
+    ref: Reference | None,
+    *,
+    author: bool = False,
+) -> GradeResult:
     """Turn a ProgramRun into a GradeResult. With ``ref=None`` every readable result passes (reference runs)."""
     outcome = run.outcome
     limits = spec.limits
@@ -392,7 +423,10 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
             elif status["status"] == "exit":
                 cr.message, kinds[index] = Message(M.CASE_SYSTEM_EXIT), "error"
             else:
-                cr.message, kinds[index] = exception_message(status, hidden, source_lines, case, spec), "error"
+                cr.message, kinds[index] = (
+                    exception_message(status, hidden, source_lines, case, spec),
+                    "error",
+                )
             continue
         # Judge the arrays themselves.
         message = None
@@ -404,8 +438,13 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
             shown = _result_display_name(spec, name)
             if not isinstance(got, np.ndarray):
                 if message is None:
-                    message = _result_problem_message(shown, status.get("results", {}).get(name) or got, spec,
-                                                      limits.file_size_bytes, hidden)
+                    message = _result_problem_message(
+                        shown,
+                        status.get("results", {}).get(name) or got,
+                        spec,
+                        limits.file_size_bytes,
+                        hidden,
+                    )
                 continue
             good[name] = got
             if ref is not None and message is None:
@@ -423,18 +462,31 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
     total_weight = sum(t.weight for t in ordered) or 1.0
     score = sum(t.weight for t in ordered if t.passed) / total_weight
     visible_stdout = _visible_stdout(run, cases, limits.output_bytes, author)
-    result = GradeResult(verdict=Verdict.FAILED, score=round(score, 6), tests=ordered,
-                         stdout=visible_stdout, duration_ms=outcome.wall_ms, cpu_ms=outcome.cpu_ms)
+    result = GradeResult(
+        verdict=Verdict.FAILED,
+        score=round(score, 6),
+        tests=ordered,
+        stdout=visible_stdout,
+        duration_ms=outcome.wall_ms,
+        cpu_ms=outcome.cpu_ms,
+    )
 
     # The verdict is the first thing that went wrong, in the order the cases ran.
     first: tuple[int | None, str] | None = next(((i, kinds[i]) for i in run.order if i in kinds), None)
-    if module is None and first is None and run.module_stdout_size > limits.output_bytes and not sandbox_layer_off("output_size"):
+    if (
+        module is None
+        and first is None
+        and run.module_stdout_size > limits.output_bytes
+        and not sandbox_layer_off("output_size")
+    ):
         first = (None, "output")
     if module is None and first is None and not ordered and (outcome.timed_out or outcome.cpu_exceeded):
         first = (None, "timeout")
     # Stopped before the first case even started: top-level code hung or died.
-    in_setup = first is not None and (first[0] is None or (
-        first[0] == run.order[0] and not getattr(run.cases.get(first[0]), "started", False)))
+    in_setup = first is not None and (
+        first[0] is None
+        or (first[0] == run.order[0] and not getattr(run.cases.get(first[0]), "started", False))
+    )
     case_name = cases[first[0]].name if first and first[0] is not None else "?"
 
     if ordered and all(t.passed for t in ordered):
@@ -452,12 +504,16 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
         seconds = limits.cpu_seconds if outcome.cpu_exceeded else limits.wall_seconds
         result.message = Message(M.TIMEOUT_SETUP, {"seconds": _num(seconds)})
     elif first is None:
-        result.message = Message(M.SOME_FAILED, {"passed": sum(t.passed for t in ordered), "total": len(ordered)})
+        result.message = Message(
+            M.SOME_FAILED, {"passed": sum(t.passed for t in ordered), "total": len(ordered)}
+        )
     elif first[1] == "timeout":
         result.verdict = Verdict.TIMEOUT
         cpu = outcome.cpu_exceeded or (signum == signal_module.SIGXCPU and not outcome.timed_out)
         seconds = limits.cpu_seconds if cpu else limits.wall_seconds
-        result.message = Message(M.TIMEOUT_CPU if cpu else M.TIMEOUT_WALL, {"seconds": _num(seconds), "case": case_name})
+        result.message = Message(
+            M.TIMEOUT_CPU if cpu else M.TIMEOUT_WALL, {"seconds": _num(seconds), "case": case_name}
+        )
     elif first[1] == "memory":
         result.verdict = Verdict.MEMORY_LIMIT
         result.message = Message(M.MEMORY_LIMIT, {"mb": limits.memory_mb})
@@ -471,7 +527,9 @@ def evaluate(run: ProgramRun, code: str, spec: ExerciseSpec, cases: list[Case], 
                 # The code can pick the signal that ends it: not shown on a hidden case.
                 result.message = Message(M.KILLED_BY_SIGNAL_HIDDEN, {"case": case_name})
             elif signum is not None:
-                result.message = Message(M.KILLED_BY_SIGNAL, {"signal": _signal_name(signum), "case": case_name})
+                result.message = Message(
+                    M.KILLED_BY_SIGNAL, {"signal": _signal_name(signum), "case": case_name}
+                )
             else:
                 result.message = Message(M.EXITED_EARLY, {"case": case_name})
         else:
@@ -491,7 +549,10 @@ SYNTAX_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"expected ':'"), M.SYNTAX_COLON),
     (re.compile(r"unterminated (triple-quoted )?string literal"), M.SYNTAX_STRING),
     (re.compile(r"indent|unindent"), M.SYNTAX_INDENT),
-    (re.compile(r"invalid (non-printable )?character '?(?P<char>[^' ]*)'? ?\((?P<code>U\+[0-9A-F]+)\)"), M.SYNTAX_CHARACTER),
+    (
+        re.compile(r"invalid (non-printable )?character '?(?P<char>[^' ]*)'? ?\((?P<code>U\+[0-9A-F]+)\)"),
+        M.SYNTAX_CHARACTER,
+    ),
     (re.compile(r"invalid non-printable character (?P<code>U\+[0-9A-F]+)"), M.SYNTAX_CHARACTER),
     (re.compile(r"Perhaps you forgot a comma"), M.SYNTAX_COMMA),
 ]
@@ -542,10 +603,16 @@ def placeholder_lines(source: str) -> list[int]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     # ``s[..., 0]`` is NumPy, not a placeholder: an ellipsis inside an index does not count.
-    in_index = {id(node) for sub in ast.walk(tree) if isinstance(sub, ast.Subscript)
-                for node in ast.walk(sub.slice)}
-    return sorted({node.lineno for node in ast.walk(tree)
-                   if isinstance(node, ast.Constant) and node.value is Ellipsis and id(node) not in in_index})
+    in_index = {
+        id(node) for sub in ast.walk(tree) if isinstance(sub, ast.Subscript) for node in ast.walk(sub.slice)
+    }
+    return sorted(
+        {
+            node.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and node.value is Ellipsis and id(node) not in in_index
+        }
+    )
 
 
 def _module_message(module: dict[str, Any], spec: ExerciseSpec, source: str) -> Message:
@@ -559,11 +626,14 @@ def _module_message(module: dict[str, Any], spec: ExerciseSpec, source: str) -> 
     if status == "not_callable":
         return Message(M.NOT_CALLABLE, {"function": spec.function})
     # Top-level code runs before any hidden input exists, so details are safe to show.
-    return Message(M.MODULE_EXCEPTION, {
-        "exc_type": module.get("exc_type") or "Exception",
-        "line": _line_ok(module.get("line"), source_lines) or "?",
-        "detail": module.get("detail", "")[:300],
-    })
+    return Message(
+        M.MODULE_EXCEPTION,
+        {
+            "exc_type": module.get("exc_type") or "Exception",
+            "line": _line_ok(module.get("line"), source_lines) or "?",
+            "detail": module.get("detail", "")[:300],
+        },
+    )
 
 
 def _visible_stdout(run: ProgramRun, cases: list[Case], cap: int, author: bool) -> str:
@@ -597,8 +667,11 @@ def _phases(cases: list[Case], only_visible: bool) -> list[list[int]]:
 
 def _internal_error(started: float, what: str) -> GradeResult:
     log.exception("grader internal error while %s", what)
-    return GradeResult(verdict=Verdict.INTERNAL_ERROR, message=Message(M.INTERNAL_ERROR),
-                       duration_ms=int((time.monotonic() - started) * 1000))
+    return GradeResult(
+        verdict=Verdict.INTERNAL_ERROR,
+        message=Message(M.INTERNAL_ERROR),
+        duration_ms=int((time.monotonic() - started) * 1000),
+    )
 
 
 def grade(
@@ -622,8 +695,9 @@ def grade(
     started = time.monotonic()
     problem = check_source(source, spec)
     if problem is not None:
-        return GradeResult(verdict=Verdict.REJECTED, message=problem,
-                           duration_ms=int((time.monotonic() - started) * 1000))
+        return GradeResult(
+            verdict=Verdict.REJECTED, message=problem, duration_ms=int((time.monotonic() - started) * 1000)
+        )
     if isinstance(source, bytes):
         source = source.decode("utf-8")
     cases = list(cases)
@@ -632,7 +706,7 @@ def grade(
         result = evaluate(run, source, spec, cases, ref)
     except SandboxUnavailable:
         raise
-    except Exception:
+    except Exception:  # noqa: BLE001 -- any fault of ours is an internal error, never the student's
         return _internal_error(started, "grading")
     if variants and result.verdict != Verdict.PASSED:
         result.misconception = _misconception(result, cases, variants, spec)
@@ -651,13 +725,18 @@ def _point_at_placeholders(result: GradeResult, source: str) -> None:
         return  # a syntax error says more
     lines = placeholder_lines(source)
     if lines:
-        result.message = Message(M.PLACEHOLDERS_LEFT, {
-            "lines": ", ".join(map(str, lines[:5])) + (" …" if len(lines) > 5 else ""),
-            "context": code_context(source, lines[0]),
-        })
+        result.message = Message(
+            M.PLACEHOLDERS_LEFT,
+            {
+                "lines": ", ".join(map(str, lines[:5])) + (" …" if len(lines) > 5 else ""),
+                "context": code_context(source, lines[0]),
+            },
+        )
 
 
-def _misconception(result: GradeResult, cases: list[Case], variants: dict[str, Reference], spec: ExerciseSpec) -> str | None:
+def _misconception(
+    result: GradeResult, cases: list[Case], variants: dict[str, Reference], spec: ExerciseSpec
+) -> str | None:
     failing = [t for t in result.tests if not t.passed]
     if not failing or any(not t.outputs for t in failing):
         return None
@@ -670,7 +749,9 @@ def _misconception(result: GradeResult, cases: list[Case], variants: dict[str, R
     return None
 
 
-def run_reference(solution_source: str, spec: ExerciseSpec, cases: list[Case], *, allow_failures: bool = False) -> Reference:
+def run_reference(
+    solution_source: str, spec: ExerciseSpec, cases: list[Case], *, allow_failures: bool = False
+) -> Reference:
     """Run the instructor's solution on every case (sandboxed) and keep its outputs.
 
     Raises `ReferenceFailed` (carrying a GradeResult with full, author-facing

@@ -37,13 +37,13 @@ class Limits:
     }
 
     @classmethod
-    def ceiling(cls) -> "Limits":
+    def ceiling(cls) -> Limits:
         """The most any job may ask for: what a pooled sandbox is spawned with, before the
         job's own limits are applied at hand-off (caps can only be lowered then)."""
         highest: dict[str, Any] = {name: high for name, (_, high) in cls.AUTHOR_RANGES.items()}
         return replace(cls(), **highest)
 
-    def fits_under(self, ceiling: "Limits") -> bool:
+    def fits_under(self, ceiling: Limits) -> bool:
         """Can a sandbox spawned with ``ceiling`` take a job with these limits?
 
         The platform caps (tmpfs and output sizes, …) are fixed at spawn and must be equal;

@@ -8,8 +8,9 @@ catalogue lives in ``grader/locale/tr/LC_MESSAGES/django.po``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 
 def gettext_noop(s: str) -> str:
@@ -45,14 +46,20 @@ class Message:
                 return self.msgid
 
     def to_dict(self) -> dict[str, Any]:
-        return {"msgid": self.msgid,
-                "params": {k: v.to_dict() if isinstance(v, Message) else v for k, v in self.params.items()}}
+        return {
+            "msgid": self.msgid,
+            "params": {k: v.to_dict() if isinstance(v, Message) else v for k, v in self.params.items()},
+        }
 
 
 def _nested(value: Any) -> Message | None:
     if isinstance(value, Message):
         return value
-    if isinstance(value, dict) and isinstance(value.get("msgid"), str) and isinstance(value.get("params", {}), dict):
+    if (
+        isinstance(value, dict)
+        and isinstance(value.get("msgid"), str)
+        and isinstance(value.get("params", {}), dict)
+    ):
         return Message(value["msgid"], value.get("params") or {})
     return None
 
@@ -62,8 +69,7 @@ _ = gettext_noop
 # --- rejected before running -------------------------------------------------
 SOURCE_EMPTY = _("Your code is empty. Write your solution and submit again.")
 SOURCE_TOO_LARGE = _(
-    "Your code is %(size)s bytes long; the limit is %(limit)s bytes. "
-    "Remove unneeded parts and submit again."
+    "Your code is %(size)s bytes long; the limit is %(limit)s bytes. Remove unneeded parts and submit again."
 )
 SOURCE_NUL = _("Your code contains a NUL character. Paste it again as plain text.")
 SOURCE_NOT_UTF8 = _("Your code is not valid UTF-8 text. Save it as UTF-8 and submit again.")
@@ -83,10 +89,7 @@ TIMEOUT_SETUP = _(
     "Time limit of %(seconds)s seconds exceeded before any case ran. "
     "Look for slow code at the top level of your file."
 )
-MEMORY_LIMIT = _(
-    "Memory limit of %(mb)s MiB exceeded. Avoid building very large arrays "
-    "or lists."
-)
+MEMORY_LIMIT = _("Memory limit of %(mb)s MiB exceeded. Avoid building very large arrays or lists.")
 OUTPUT_LIMIT = _(
     "Your program printed more than %(limit)s bytes. Print less, for example "
     "only shapes instead of whole arrays."
@@ -95,7 +98,9 @@ SYNTAX_ERROR = _("Syntax error on line %(line)s: %(detail)s")  # kept for stored
 # Syntax errors in plain words (Python's own English text only as a last resort); the
 # offending line is shown separately as ``context``.
 SYNTAX_UNCLOSED = _("Line %(line)s: the bracket %(bracket)s is opened but never closed.")
-SYNTAX_UNMATCHED = _("Line %(line)s: %(bracket)s closes a bracket that was never opened (or is the wrong kind).")
+SYNTAX_UNMATCHED = _(
+    "Line %(line)s: %(bracket)s closes a bracket that was never opened (or is the wrong kind)."
+)
 SYNTAX_COLON = _(
     "Line %(line)s: a colon (:) is missing at the end of the line; lines starting with def, if, "
     "for or while end with one."
@@ -125,27 +130,21 @@ SHAPE_BROADCAST = _(
 )
 SHAPE_BROADCAST_AXES = _("Two arrays cannot be combined element by element: axis %(a)s meets axis %(b)s.")
 CASE_SHAPE_ERROR_HIDDEN = _("%(exc_type)s on this hidden case. %(trace)s")
-MODULE_EXCEPTION = _(
-    "Your code raised %(exc_type)s on line %(line)s before any case ran: %(detail)s"
-)
-MISSING_FUNCTION = _(
-    "No function named %(function)s was found. Define it with "
-    "def %(function)s(...):"
-)
+MODULE_EXCEPTION = _("Your code raised %(exc_type)s on line %(line)s before any case ran: %(detail)s")
+MISSING_FUNCTION = _("No function named %(function)s was found. Define it with def %(function)s(...):")
 NOT_CALLABLE = _("%(function)s is defined, but it is not a function.")
 KILLED_BY_SIGNAL = _(
-    "Your program was stopped by the operating system (signal %(signal)s) "
-    "while running case %(case)s."
+    "Your program was stopped by the operating system (signal %(signal)s) while running case %(case)s."
 )
-KILLED_BY_SIGNAL_HIDDEN = _("Your program was stopped by the operating system while running hidden case %(case)s.")
+KILLED_BY_SIGNAL_HIDDEN = _(
+    "Your program was stopped by the operating system while running hidden case %(case)s."
+)
 EXITED_EARLY = _(
-    "Your program stopped before finishing case %(case)s. Do not call "
-    "sys.exit(), exit() or os._exit()."
+    "Your program stopped before finishing case %(case)s. Do not call sys.exit(), exit() or os._exit()."
 )
 ERROR_IN_CASES = _("Your code raised an error in %(count)s of %(total)s cases.")
 INTERNAL_ERROR = _(
-    "The grader had a problem of its own. This attempt was not counted; "
-    "please try again in a little while."
+    "The grader had a problem of its own. This attempt was not counted; please try again in a little while."
 )
 
 # --- per case ----------------------------------------------------------------
@@ -155,7 +154,9 @@ CASE_SHAPE_HIDDEN_AXIS = _("%(result)s has the wrong shape on this hidden case: 
 CASE_NDIM_HIDDEN = _(  # kept for feedback stored before the "got" was dropped
     "%(result)s has the wrong number of axes on this hidden case: expected %(expected)s, got %(got)s."
 )
-CASE_NDIM_HIDDEN_EXPECTED = _("%(result)s has the wrong number of axes on this hidden case: expected %(expected)s.")
+CASE_NDIM_HIDDEN_EXPECTED = _(
+    "%(result)s has the wrong number of axes on this hidden case: expected %(expected)s."
+)
 CASE_COMPLEX = _("%(result)s holds complex numbers, but real numbers are expected.")
 CASE_BOOL = _("%(result)s holds True/False values, but numbers are expected.")
 CASE_NOT_BOOL = _("%(result)s should hold True/False values, but it has dtype %(dtype)s.")
@@ -163,12 +164,10 @@ CASE_NOT_BOOL_HIDDEN = _("%(result)s should hold True/False values on this hidde
 CASE_NOT_NUMERIC = _("%(result)s has dtype %(dtype)s, but a numeric array is expected.")
 CASE_NOT_ARRAY = _("%(result)s is of type %(type)s; a NumPy array (or a number) is expected.")
 CASE_SUBCLASS = _(
-    "%(result)s is a subclass of np.ndarray (%(type)s). Return a plain array, "
-    "for example np.asarray(...)."
+    "%(result)s is a subclass of np.ndarray (%(type)s). Return a plain array, for example np.asarray(...)."
 )
 CASE_OBJECT_DTYPE = _(
-    "%(result)s has dtype object. Build it from numbers only, for example "
-    "with np.array(..., dtype=float)."
+    "%(result)s has dtype object. Build it from numbers only, for example with np.array(..., dtype=float)."
 )
 CASE_RETURNED_NONE = _("The function returned None. Did you forget the return statement?")
 CASE_UNDEFINED = _("The variable %(result)s was not defined by your code.")
@@ -199,12 +198,10 @@ CASE_ROW_SUMS = _(
     "%(sum)s. Check the axis of your softmax."
 )
 CASE_ROW_SUMS_HIDDEN = _(
-    "The rows of %(result)s do not all sum to 1 on this hidden case. Check "
-    "the axis of your softmax."
+    "The rows of %(result)s do not all sum to 1 on this hidden case. Check the axis of your softmax."
 )
 CASE_STDOUT = _(
-    "The printed output differs from the expected one on line %(line)s: "
-    "expected %(expected)s, got %(got)s."
+    "The printed output differs from the expected one on line %(line)s: expected %(expected)s, got %(got)s."
 )
 CASE_STDOUT_HIDDEN = _("The printed output differs from the expected one on this hidden case.")
 CASE_EXCEPTION = _("%(exc_type)s on line %(line)s: %(detail)s\n%(traceback)s")

@@ -43,7 +43,7 @@ class OutputDir:
             os.close(self.fd)
             self.fd = -1
 
-    def __enter__(self) -> "OutputDir":
+    def __enter__(self) -> OutputDir:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -124,7 +124,7 @@ class OutputDir:
                     shape, fortran, dtype = np.lib.format.read_array_header_2_0(f, max_header_size=MAX_HEADER)
                 else:
                     return LoadProblem("bad_header", f"version {version}")
-            except Exception as exc:  # ValueError on any malformed header
+            except Exception as exc:  # noqa: BLE001 -- ValueError on any malformed header
                 return LoadProblem("bad_header", str(exc)[:200])
             if (
                 not isinstance(dtype, np.dtype)
@@ -134,8 +134,10 @@ class OutputDir:
                 or dtype.kind not in NUMERIC_KINDS
             ):
                 return LoadProblem("dtype", getattr(dtype, "str", "?"))
-            if not isinstance(shape, tuple) or len(shape) > 32 or not all(
-                type(n) is int and n >= 0 for n in shape
+            if (
+                not isinstance(shape, tuple)
+                or len(shape) > 32
+                or not all(type(n) is int and n >= 0 for n in shape)
             ):
                 return LoadProblem("bad_header", "shape")
             count = 1

@@ -28,7 +28,9 @@ import os
 import sys
 import traceback
 import types
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np_types
@@ -88,6 +90,14 @@ def write_new(path: str, data: bytes) -> bool:
     finally:
         os.close(fd)
     return True
+
+
+def _type_name(exc: BaseException) -> object:
+    return type(exc).__name__
+
+
+def _traceback_text(exc: BaseException) -> object:
+    return "".join(traceback.format_exception(exc))
 
 
 def safe_text(fn: Callable[[], object], limit: int) -> str:
@@ -232,7 +242,7 @@ class Runner:
                 try:
                     self.save_array(f"{prefix}.{name}.npy", arr)
                 except BaseException as exc:
-                    info = {"problem": "write", "type": safe_text(lambda: type(exc).__name__, 60)}
+                    info = {"problem": "write", "type": safe_text(partial(_type_name, exc), 60)}
             report[name] = info
         return report
 
@@ -373,7 +383,7 @@ def main() -> None:
         except BaseException as exc:
             info = describe_exception(exc, runner.source_lines)
             info["status"] = "exception"
-            info["detail"] = safe_text(lambda: "".join(traceback.format_exception(exc)), 4000)
+            info["detail"] = safe_text(partial(_traceback_text, exc), 4000)
             redirect_stdio(f"{OUT}/module.log")
             write_new(f"{OUT}/module.status", json.dumps(info).encode())
         return

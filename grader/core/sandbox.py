@@ -44,9 +44,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -73,8 +74,17 @@ TEARDOWN_BUDGET = 6.0  # killing the tree (3 s at most) and removing its cgroup 
 # Bytes we read from the sandbox's pipes before ignoring them (the runner needs a few).
 PIPE_BUDGET = {"log": 1 << 20, "status": 4096}
 HIDDEN_PROC_FILES = (
-    "kpagecount", "kpageflags", "kpagecgroup", "timer_list", "slabinfo",
-    "vmallocinfo", "pagetypeinfo", "kallsyms", "keys", "key-users", "sched_debug",
+    "kpagecount",
+    "kpageflags",
+    "kpagecgroup",
+    "timer_list",
+    "slabinfo",
+    "vmallocinfo",
+    "pagetypeinfo",
+    "kallsyms",
+    "keys",
+    "key-users",
+    "sched_debug",
 )
 ALLOW_UNCAPPED_VAR = "DIKKAT_GRADER_ALLOW_UNCAPPED"
 
@@ -468,9 +478,11 @@ def _exposed(binds: list[tuple[str, str]]) -> str | None:
         real = os.path.realpath(source)
         for path in _protected:
             if path == real or path.startswith(real.rstrip("/") + "/"):
-                return (f"{path} lies inside {source}, which every sandbox mounts read-only at {inside}: "
-                        "move the database and Dikkat's data directories (VAR_DIR, GRADER_DATA_DIR) "
-                        "out of it.")
+                return (
+                    f"{path} lies inside {source}, which every sandbox mounts read-only at {inside}: "
+                    "move the database and Dikkat's data directories (VAR_DIR, GRADER_DATA_DIR) "
+                    "out of it."
+                )
     return None
 
 
@@ -522,9 +534,7 @@ def environment() -> Environment:
     """Discover bwrap, the interpreter, NumPy and the cgroups (cached)."""
     bwrap = shutil.which("bwrap", path="/usr/bin:/bin:/usr/local/bin")
     if not bwrap:
-        raise SandboxUnavailable(
-            "bubblewrap is not installed; install it with 'apt-get install bubblewrap'."
-        )
+        raise SandboxUnavailable("bubblewrap is not installed; install it with 'apt-get install bubblewrap'.")
     python = os.path.realpath(sys.executable)
     prefix = os.path.realpath(sys.base_prefix)
     if not python.startswith(prefix + os.sep) and not python.startswith("/usr/"):
@@ -538,8 +548,11 @@ def environment() -> Environment:
     libs = os.path.join(os.path.dirname(numpy_dir), "numpy.libs")
     if os.path.isdir(libs):
         binds.append((libs, f"{SITE_IN_SANDBOX}/numpy.libs"))
-    system = [(f"/{name}", f"/{name}") for name in ("usr", "lib", "lib64", "bin", "sbin")
-              if os.path.isdir(f"/{name}") and not os.path.islink(f"/{name}")]
+    system = [
+        (f"/{name}", f"/{name}")
+        for name in ("usr", "lib", "lib64", "bin", "sbin")
+        if os.path.isdir(f"/{name}") and not os.path.islink(f"/{name}")
+    ]
     exposed = _exposed(system + binds)
     if exposed:
         raise SandboxUnavailable(exposed)
@@ -567,7 +580,9 @@ def environment() -> Environment:
     backend = cgroups.discover()
     cap_problem = _cap_problem(backend)
     if backend is not None and "cpu" not in backend.caps:
-        warnings.append(f"{backend.description} does not count CPU time: the CPU limit is RLIMIT_CPU per process.")
+        warnings.append(
+            f"{backend.description} does not count CPU time: the CPU limit is RLIMIT_CPU per process."
+        )
     if not drop_uid:
         warnings.append("Runs share the caller's uid, so RLIMIT_NPROC cannot be a per-run process cap.")
     can_mount = _probe_mount()
@@ -621,7 +636,13 @@ def _probe() -> str | None:
             if uid is not None:
                 os.chown(d, uid.uid, uid.uid)
             args = _bwrap_args(env, Path(d), Path(d), Limits(), seccomp_fd=None, uid=uid.uid if uid else None)
-            argv = args + [env.python, "-I", "-S", "-c", "import sys; sys.exit(0 if sys.flags.isolated else 3)"]
+            argv = args + [
+                env.python,
+                "-I",
+                "-S",
+                "-c",
+                "import sys; sys.exit(0 if sys.flags.isolated else 3)",
+            ]
             try:
                 res = subprocess.run(argv, env={}, capture_output=True, timeout=20)
             except (OSError, subprocess.TimeoutExpired) as exc:
@@ -668,15 +689,30 @@ def reset_environment() -> None:
     _probe.cache_clear()
 
 
-def _bwrap_args(env: Environment, in_dir: Path, out_dir: Path, limits: Limits, seccomp_fd: int | None,
-                extra: tuple[str, ...] = (), uid: int | None = None) -> list[str]:
+def _bwrap_args(
+    env: Environment,
+    in_dir: Path,
+    out_dir: Path,
+    limits: Limits,
+    seccomp_fd: int | None,
+    extra: tuple[str, ...] = (),
+    uid: int | None = None,
+) -> list[str]:
     prefix: list[str] = []
     if uid is not None:
         # Limits first (lowering needs no privilege), then drop to the run's own
         # unprivileged uid, then bwrap: two tiny execs instead of a Python preexec_fn.
         assert env.prlimit and env.setpriv
-        prefix = [env.prlimit, *_rlimit_options(limits, nproc=True), "--",
-                  env.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+        prefix = [
+            env.prlimit,
+            *_rlimit_options(limits, nproc=True),
+            "--",
+            env.setpriv,
+            f"--reuid={uid}",
+            f"--regid={uid}",
+            "--clear-groups",
+            "--",
+        ]
     namespaces = ["--unshare-user", "--unshare-uts", "--unshare-cgroup-try"]
     namespaces += [] if _off("ipc") else ["--unshare-ipc"]
     namespaces += [] if _off("pid") else ["--unshare-pid"]
@@ -685,20 +721,39 @@ def _bwrap_args(env: Environment, in_dir: Path, out_dir: Path, limits: Limits, s
         env.bwrap,
         *extra,
         *namespaces,
-        "--uid", "0" if _off("inner_uid") else str(SANDBOX_UID),
-        "--gid", "0" if _off("inner_uid") else str(SANDBOX_UID),
+        "--uid",
+        "0" if _off("inner_uid") else str(SANDBOX_UID),
+        "--gid",
+        "0" if _off("inner_uid") else str(SANDBOX_UID),
         "--disable-userns",
-        "--die-with-parent", "--new-session",
-        "--cap-drop", "ALL",
-        "--hostname", "sandbox",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        "sandbox",
         *([] if _off("clearenv") else ["--clearenv"]),
-        "--setenv", "PATH", "/usr/bin:/bin",
-        "--setenv", "HOME", "/tmp",
-        "--setenv", "LANG", "C.UTF-8",
-        "--setenv", "OPENBLAS_NUM_THREADS", "1",
-        "--setenv", "OMP_NUM_THREADS", "1",
-        "--setenv", "MKL_NUM_THREADS", "1",
-        "--ro-bind", "/usr", "/usr",
+        "--setenv",
+        "PATH",
+        "/usr/bin:/bin",
+        "--setenv",
+        "HOME",
+        "/tmp",
+        "--setenv",
+        "LANG",
+        "C.UTF-8",
+        "--setenv",
+        "OPENBLAS_NUM_THREADS",
+        "1",
+        "--setenv",
+        "OMP_NUM_THREADS",
+        "1",
+        "--setenv",
+        "MKL_NUM_THREADS",
+        "1",
+        "--ro-bind",
+        "/usr",
+        "/usr",
     ]
     for name in ("lib", "lib64", "bin", "sbin"):
         path = f"/{name}"
@@ -709,9 +764,14 @@ def _bwrap_args(env: Environment, in_dir: Path, out_dir: Path, limits: Limits, s
     for host, inside in env.binds:
         a += ["--ro-bind", host, inside]
     a += [
-        "--ro-bind", str(in_dir), "/job",
-        "--bind", str(out_dir), "/out",
-        "--proc", "/proc",
+        "--ro-bind",
+        str(in_dir),
+        "/job",
+        "--bind",
+        str(out_dir),
+        "/out",
+        "--proc",
+        "/proc",
     ]
     # The sandbox user maps to the caller's uid (root when the grader runs as
     # root) and bwrap does not cover /proc/sys then: without this, code inside
@@ -723,10 +783,16 @@ def _bwrap_args(env: Environment, in_dir: Path, out_dir: Path, limits: Limits, s
     sized = [] if _off("tmpfs_size") else ["--size", str(limits.tmpfs_bytes)]
     a += [
         *([] if _off("readonly_proc") else ["--remount-ro", "/proc"]),
-        "--dev", "/dev",
-        *sized, "--tmpfs", "/tmp",
-        *sized, "--tmpfs", "/dev/shm",
-        "--chdir", "/tmp",
+        "--dev",
+        "/dev",
+        *sized,
+        "--tmpfs",
+        "/tmp",
+        *sized,
+        "--tmpfs",
+        "/dev/shm",
+        "--chdir",
+        "/tmp",
         *([] if _off("readonly_root") else ["--remount-ro", "/"]),
     ]
     if seccomp_fd is not None:
@@ -784,8 +850,14 @@ def _stage_inputs(in_dir: Path, phase: int, cases: list[tuple[int, dict[str, np.
 
 
 # prlimit(1)'s option names, also the names the runner gets its job's rlimits under.
-RLIMIT_NAMES = {resource.RLIMIT_CPU: "cpu", resource.RLIMIT_AS: "as", resource.RLIMIT_FSIZE: "fsize",
-                resource.RLIMIT_NOFILE: "nofile", resource.RLIMIT_CORE: "core", resource.RLIMIT_NPROC: "nproc"}
+RLIMIT_NAMES = {
+    resource.RLIMIT_CPU: "cpu",
+    resource.RLIMIT_AS: "as",
+    resource.RLIMIT_FSIZE: "fsize",
+    resource.RLIMIT_NOFILE: "nofile",
+    resource.RLIMIT_CORE: "core",
+    resource.RLIMIT_NPROC: "nproc",
+}
 
 
 def _cgroup_caps() -> set[str]:
@@ -810,9 +882,13 @@ def _rlimits(limits: Limits, nproc: bool = False) -> dict[int, tuple[int, int]]:
     if nproc:
         # Counted per host uid: only meaningful because the run's uid is its own.
         values[resource.RLIMIT_NPROC] = (cgroups.pids_cap(limits),) * 2
-    switches = {resource.RLIMIT_CPU: "cpu_limit", resource.RLIMIT_AS: "rlimit_as",
-                resource.RLIMIT_FSIZE: "rlimit_fsize", resource.RLIMIT_NOFILE: "rlimit_nofile",
-                resource.RLIMIT_NPROC: "rlimit_nproc"}
+    switches = {
+        resource.RLIMIT_CPU: "cpu_limit",
+        resource.RLIMIT_AS: "rlimit_as",
+        resource.RLIMIT_FSIZE: "rlimit_fsize",
+        resource.RLIMIT_NOFILE: "rlimit_nofile",
+        resource.RLIMIT_NPROC: "rlimit_nproc",
+    }
     return {r: v for r, v in values.items() if not _off(switches.get(r, ""))}
 
 
@@ -895,7 +971,9 @@ class Sandbox:
         self.job_dir.mkdir(mode=mode)
         # The job's files live in RAM: creating and deleting them on disk cost
         # more than the mount.  Inputs are written by us, so the cap is generous.
-        self.mounted_job = env.can_mount_tmpfs and _mount_tmpfs(str(self.job_dir), JOB_TMPFS_BYTES, None, mode)
+        self.mounted_job = env.can_mount_tmpfs and _mount_tmpfs(
+            str(self.job_dir), JOB_TMPFS_BYTES, None, mode
+        )
         os.chmod(self.job_dir, mode)
         self.in_dir, self.out_dir = self.job_dir / "in", self.job_dir / "out"
         self.in_dir.mkdir()
@@ -924,12 +1002,25 @@ class Sandbox:
         # spawn is a cheap vfork even from a large host process.
         sync = ("--info-fd", str(info_w), "--block-fd", str(block_r))
         argv = _bwrap_args(env, self.in_dir, self.out_dir, limits, seccomp_fd, sync, uid=self.uid) + [
-            env.python, "-I", "-S", "-B", "/grader/runner.py", str(self.ctl_r), SITE_IN_SANDBOX, str(self.status_w),
+            env.python,
+            "-I",
+            "-S",
+            "-B",
+            "/grader/runner.py",
+            str(self.ctl_r),
+            SITE_IN_SANDBOX,
+            str(self.status_w),
         ]
-        passed = tuple(fd for fd in (seccomp_fd, self.ctl_r, self.status_w, info_w, block_r) if fd is not None)
+        passed = tuple(
+            fd for fd in (seccomp_fd, self.ctl_r, self.status_w, info_w, block_r) if fd is not None
+        )
         self.proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            env=dict(os.environ) if _off("spawn_env") else {}, pass_fds=passed,
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=dict(os.environ) if _off("spawn_env") else {},
+            pass_fds=passed,
         )
         for fd in passed:  # the child has its copies
             os.close(fd)
@@ -994,11 +1085,19 @@ class Sandbox:
                     self.cgroups.set_caps(limits, _cgroup_caps())
                 self.limits = limits
             # The runner lowers its own to these (a pooled sandbox was spawned with the ceiling's).
-            rlimits = {RLIMIT_NAMES[r]: list(v) for r, v in _rlimits(self.limits, nproc=self.uid is not None).items()
-                       if r != resource.RLIMIT_CORE}
-            job = dict(job, ctl_fd=self.ctl_r, status_fd=self.status_w, no_exec=not _off("seccomp"),
-                       rlimits=rlimits,
-                       phases=[[{"index": i, "inputs": sorted(inp)} for i, inp in ph] for ph in phases])
+            rlimits = {
+                RLIMIT_NAMES[r]: list(v)
+                for r, v in _rlimits(self.limits, nproc=self.uid is not None).items()
+                if r != resource.RLIMIT_CORE
+            }
+            job = dict(
+                job,
+                ctl_fd=self.ctl_r,
+                status_fd=self.status_w,
+                no_exec=not _off("seccomp"),
+                rlimits=rlimits,
+                phases=[[{"index": i, "inputs": sorted(inp)} for i, inp in ph] for ph in phases],
+            )
             with _open_readable(self.in_dir / "code.py") as f:
                 f.write(code.encode("utf-8"))
             with _open_readable(self.in_dir / "no-exec.bpf") as f:
@@ -1017,8 +1116,20 @@ class Sandbox:
                 pass  # the sandbox is already dead: _supervise sees the exit, we report why
             outcome.runner_ready = self.warm
             assert self.proc is not None
-            _supervise(self.proc, self.cgroups, self.limits, started, cpu_base, outcome, self.status_r,
-                       self.ctl_w, self.in_dir, self.out_dir, phases, collect)
+            _supervise(
+                self.proc,
+                self.cgroups,
+                self.limits,
+                started,
+                cpu_base,
+                outcome,
+                self.status_r,
+                self.ctl_w,
+                self.in_dir,
+                self.out_dir,
+                phases,
+                collect,
+            )
             self._stop(outcome, cpu_base)
             outcome.runner_ready = outcome.runner_ready or self.warm
             if outcome.runner_ready and not outcome.secured and not outcome.timed_out:

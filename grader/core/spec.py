@@ -10,8 +10,9 @@ from __future__ import annotations
 import keyword
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,7 @@ class ExerciseSpec:
     row_sums: tuple[str, ...] = ()
     seed: int = 0
     shape_names: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
-    limits: Limits = Limits()
+    limits: Limits = Limits()  # noqa: RUF009 -- Limits is frozen: one shared default is safe
     cases: tuple[Case, ...] = field(default=(), hash=False)  # literal [[cases]]
 
 
@@ -159,9 +160,7 @@ def _limits(data: Any) -> Limits:
     for name, value in data.items():
         key = f"limits.{name}"
         if name not in Limits.AUTHOR_RANGES:
-            raise SpecError(
-                f"unknown limit; allowed: {', '.join(sorted(Limits.AUTHOR_RANGES))}", key
-            )
+            raise SpecError(f"unknown limit; allowed: {', '.join(sorted(Limits.AUTHOR_RANGES))}", key)
         low, high = Limits.AUTHOR_RANGES[name]
         number = _number(value, key)
         if not low <= number <= high:
@@ -233,9 +232,7 @@ def parse_spec(data: dict[str, Any]) -> ExerciseSpec:
         key = f"shape_names.{name}"
         if name not in results and not is_identifier(name):
             raise SpecError(f"{name!r} is not the name of a result or an input", key)
-        if not isinstance(axes, list) or not all(
-            isinstance(a, str) and 0 < len(a) <= 32 for a in axes
-        ):
+        if not isinstance(axes, list) or not all(isinstance(a, str) and 0 < len(a) <= 32 for a in axes):
             raise SpecError("must be a list of short axis names", key)
         shape_names[name] = tuple(axes)
 

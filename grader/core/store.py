@@ -46,17 +46,23 @@ def save_bundle(directory: Path, spec: ExerciseSpec, cases: list[Case], ref: Ref
         for i, case in enumerate(cases):
             for name, arr in case.inputs.items():
                 _save(tmp / "cases" / f"{i:03d}.{name}.npy", arr)
-            cases_out.append({
-                "name": case.name, "hidden": case.hidden, "weight": case.weight,
-                "inputs": sorted(case.inputs),
-            })
+            cases_out.append(
+                {
+                    "name": case.name,
+                    "hidden": case.hidden,
+                    "weight": case.weight,
+                    "inputs": sorted(case.inputs),
+                }
+            )
             outputs = ref.outputs.get(case.name, {})
             for name, arr in outputs.items():
                 _save(tmp / "reference" / f"{i:03d}.{name}.npy", arr)
             results[case.name] = sorted(outputs)
             if case.name in ref.stdout:
                 stdout[case.name] = ref.stdout[case.name]
-        (tmp / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8")
+        (tmp / "manifest.json").write_text(
+            json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8"
+        )
         os.chmod(tmp, 0o700)
         old = None
         if directory.exists():
@@ -91,7 +97,9 @@ def load_bundle(directory: Path) -> tuple[list[Case], Reference]:
                 if not isinstance(arr, np.ndarray):
                     raise ValueError(f"case {name}: input {input_name}: {arr}")
                 inputs[input_name] = arr
-            cases.append(Case(name=name, inputs=inputs, hidden=bool(entry["hidden"]), weight=float(entry["weight"])))
+            cases.append(
+                Case(name=name, inputs=inputs, hidden=bool(entry["hidden"]), weight=float(entry["weight"]))
+            )
             outputs[name] = {}
             for result in manifest["reference"]["results"].get(name, []):
                 if not is_identifier(result) and result != "return":

@@ -25,7 +25,9 @@ import numpy as np
 from . import messages as M
 from .messages import Message
 
-MATMUL = re.compile(r"matmul: Input operand 1 has a mismatch in its core dimension 0.*\(size (\d+) is different from (\d+)\)")
+MATMUL = re.compile(
+    r"matmul: Input operand 1 has a mismatch in its core dimension 0.*\(size (\d+) is different from (\d+)\)"
+)
 DOT = re.compile(r"shapes \([\d, ]*\) and \([\d, ]*\) not aligned: (\d+) \(dim \d+\) != (\d+) \(dim \d+\)")
 BROADCAST = re.compile(r"operands could not be broadcast together with shapes ((?:\([\d,]*\) ?){2,})")
 SHAPE = re.compile(r"\(([\d,]*)\)")
@@ -40,7 +42,11 @@ class Operand:
     def axes_text(self) -> str:
         """(n_q=2, d_k=4): the named axes with their sizes (leading batch axes as sizes)."""
         named = dict(zip(range(len(self.shape) - len(self.axes), len(self.shape)), self.axes))
-        return "(" + ", ".join(f"{named[i]}={n}" if i in named else str(n) for i, n in enumerate(self.shape)) + ")"
+        return (
+            "("
+            + ", ".join(f"{named[i]}={n}" if i in named else str(n) for i, n in enumerate(self.shape))
+            + ")"
+        )
 
     def describe(self) -> str:
         """``Q`` (n_q=2, d_k=4)."""
@@ -60,14 +66,17 @@ def _axis_name(operands: list[Operand], size: int) -> str | None:
     """The one axis name whose size is ``size`` in this case (None when none or ambiguous)."""
     names = {
         op.axes[i - (len(op.shape) - len(op.axes))]
-        for op in operands for i, n in enumerate(op.shape)
+        for op in operands
+        for i, n in enumerate(op.shape)
         if n == size and i >= len(op.shape) - len(op.axes)
     }
     return names.pop() if len(names) == 1 else None
 
 
-PRODUCT = re.compile(r"\b([A-Za-z_]\w*)\s*@\s*([A-Za-z_]\w*)\b(?!\s*\.)|"
-                     r"np\.(?:dot|matmul)\(\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*\)")
+PRODUCT = re.compile(
+    r"\b([A-Za-z_]\w*)\s*@\s*([A-Za-z_]\w*)\b(?!\s*\.)|"
+    r"np\.(?:dot|matmul)\(\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*\)"
+)
 
 
 def _matmul(left_cols: int, right_rows: int, operands: list[Operand], line: str = "") -> Message | None:
@@ -116,23 +125,30 @@ def _broadcast(shapes: list[tuple[int, ...]], operands: list[Operand]) -> Messag
     first, second = shapes
     for offset in range(1, min(len(first), len(second)) + 1):
         a, b = first[-offset], second[-offset]
-        if a != b and a != 1 and b != 1:
+        if a not in (b, 1) and b != 1:
             if a not in known_sizes or b not in known_sizes:
                 return None
             axis_a = _axis_name(operands, a) or str(a)
             axis_b = _axis_name(operands, b) or str(b)
             whole = {op.shape: op for op in operands}
             if first in whole and second in whole:
-                return Message(M.SHAPE_BROADCAST, {
-                    # Shapes only: an intermediate array may have an input's shape without being it.
-                    "left": whole[first].axes_text(), "right": whole[second].axes_text(), "a": axis_a, "b": axis_b,
-                })
+                return Message(
+                    M.SHAPE_BROADCAST,
+                    {
+                        # Shapes only: an intermediate array may have an input's shape without being it.
+                        "left": whole[first].axes_text(),
+                        "right": whole[second].axes_text(),
+                        "a": axis_a,
+                        "b": axis_b,
+                    },
+                )
             return Message(M.SHAPE_BROADCAST_AXES, {"a": axis_a, "b": axis_b})
     return None
 
 
-def shape_trace(detail: str, inputs: dict[str, np.ndarray], shape_names: dict[str, tuple[str, ...]],
-                line: str = "") -> Message | None:
+def shape_trace(
+    detail: str, inputs: dict[str, np.ndarray], shape_names: dict[str, tuple[str, ...]], line: str = ""
+) -> Message | None:
     """A message for a shape error in ``detail`` (untrusted text), or None.
 
     ``line`` (the student's failing line, untrusted too) narrows the operands to the inputs it

@@ -7,46 +7,108 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('courses', '0003_exercise_misconceptions'),
+        ("courses", "0003_exercise_misconceptions"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Submission',
+            name="Submission",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('mode', models.CharField(choices=[('run', 'run on the examples'), ('submit', 'submitted')], default='submit', max_length=8, verbose_name='mode')),
-                ('code', models.TextField(verbose_name='code')),
-                ('code_hash', models.CharField(db_index=True, max_length=64)),
-                ('status', models.CharField(choices=[('queued', 'queued'), ('running', 'running'), ('done', 'graded')], db_index=True, default='queued', max_length=8, verbose_name='status')),
-                ('verdict', models.CharField(blank=True, choices=[('passed', 'passed'), ('failed', 'failed'), ('error', 'error'), ('timeout', 'time limit'), ('memory_limit', 'memory limit'), ('output_limit', 'output limit'), ('rejected', 'rejected'), ('internal_error', 'internal error')], max_length=16, verbose_name='verdict')),
-                ('score', models.FloatField(blank=True, null=True, verbose_name='score')),
-                ('tests', models.JSONField(blank=True, default=list, verbose_name='tests')),
-                ('message', models.JSONField(blank=True, null=True, verbose_name='message')),
-                ('stdout', models.TextField(blank=True, verbose_name='output')),
-                ('misconception', models.CharField(blank=True, max_length=64, verbose_name='misconception')),
-                ('duration_ms', models.PositiveIntegerField(blank=True, null=True)),
-                ('graded_hash', models.CharField(blank=True, max_length=64, verbose_name='graded against')),
-                ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now, verbose_name='submitted')),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('lease_token', models.CharField(blank=True, max_length=64)),
-                ('lease_expires_at', models.DateTimeField(blank=True, null=True)),
-                ('tries', models.PositiveSmallIntegerField(default=0)),
-                ('last_error', models.TextField(blank=True)),
-                ('exercise', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='submissions', to='courses.exercise')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='submissions', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "mode",
+                    models.CharField(
+                        choices=[("run", "run on the examples"), ("submit", "submitted")],
+                        default="submit",
+                        max_length=8,
+                        verbose_name="mode",
+                    ),
+                ),
+                ("code", models.TextField(verbose_name="code")),
+                ("code_hash", models.CharField(db_index=True, max_length=64)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("queued", "queued"), ("running", "running"), ("done", "graded")],
+                        db_index=True,
+                        default="queued",
+                        max_length=8,
+                        verbose_name="status",
+                    ),
+                ),
+                (
+                    "verdict",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("passed", "passed"),
+                            ("failed", "failed"),
+                            ("error", "error"),
+                            ("timeout", "time limit"),
+                            ("memory_limit", "memory limit"),
+                            ("output_limit", "output limit"),
+                            ("rejected", "rejected"),
+                            ("internal_error", "internal error"),
+                        ],
+                        max_length=16,
+                        verbose_name="verdict",
+                    ),
+                ),
+                ("score", models.FloatField(blank=True, null=True, verbose_name="score")),
+                ("tests", models.JSONField(blank=True, default=list, verbose_name="tests")),
+                ("message", models.JSONField(blank=True, null=True, verbose_name="message")),
+                ("stdout", models.TextField(blank=True, verbose_name="output")),
+                ("misconception", models.CharField(blank=True, max_length=64, verbose_name="misconception")),
+                ("duration_ms", models.PositiveIntegerField(blank=True, null=True)),
+                ("graded_hash", models.CharField(blank=True, max_length=64, verbose_name="graded against")),
+                (
+                    "created_at",
+                    models.DateTimeField(
+                        db_index=True, default=django.utils.timezone.now, verbose_name="submitted"
+                    ),
+                ),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("lease_token", models.CharField(blank=True, max_length=64)),
+                ("lease_expires_at", models.DateTimeField(blank=True, null=True)),
+                ("tries", models.PositiveSmallIntegerField(default=0)),
+                ("last_error", models.TextField(blank=True)),
+                (
+                    "exercise",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="submissions",
+                        to="courses.exercise",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="submissions",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'submission',
-                'verbose_name_plural': 'submissions',
-                'ordering': ['-created_at', '-pk'],
-                'indexes': [models.Index(fields=['user', 'exercise', '-created_at'], name='grader_subm_user_id_0c96b3_idx'), models.Index(fields=['status', 'lease_expires_at'], name='grader_subm_status_921204_idx')],
+                "verbose_name": "submission",
+                "verbose_name_plural": "submissions",
+                "ordering": ["-created_at", "-pk"],
+                "indexes": [
+                    models.Index(
+                        fields=["user", "exercise", "-created_at"], name="grader_subm_user_id_0c96b3_idx"
+                    ),
+                    models.Index(fields=["status", "lease_expires_at"], name="grader_subm_status_921204_idx"),
+                ],
             },
         ),
     ]

@@ -7,66 +7,150 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('courses', '0003_exercise_misconceptions'),
-        ('grader', '0001_submissions'),
+        ("courses", "0003_exercise_misconceptions"),
+        ("grader", "0001_submissions"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Regrade',
+            name="Regrade",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('content_hash', models.CharField(max_length=64, verbose_name='graded against')),
-                ('status', models.CharField(choices=[('preview', 'preview'), ('applied', 'applied'), ('cancelled', 'cancelled')], default='preview', max_length=10, verbose_name='status')),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now, verbose_name='created')),
-                ('applied_at', models.DateTimeField(blank=True, null=True, verbose_name='applied')),
-                ('created_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('exercise', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='regrades', to='courses.exercise')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("content_hash", models.CharField(max_length=64, verbose_name="graded against")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("preview", "preview"), ("applied", "applied"), ("cancelled", "cancelled")],
+                        default="preview",
+                        max_length=10,
+                        verbose_name="status",
+                    ),
+                ),
+                (
+                    "created_at",
+                    models.DateTimeField(default=django.utils.timezone.now, verbose_name="created"),
+                ),
+                ("applied_at", models.DateTimeField(blank=True, null=True, verbose_name="applied")),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "exercise",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="regrades",
+                        to="courses.exercise",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'regrade',
-                'verbose_name_plural': 'regrades',
-                'ordering': ['-created_at'],
+                "verbose_name": "regrade",
+                "verbose_name_plural": "regrades",
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='GradeChange',
+            name="GradeChange",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('verdict', models.CharField(choices=[('passed', 'passed'), ('failed', 'failed'), ('error', 'error'), ('timeout', 'time limit'), ('memory_limit', 'memory limit'), ('output_limit', 'output limit'), ('rejected', 'rejected'), ('internal_error', 'internal error')], max_length=16, verbose_name='verdict')),
-                ('score', models.FloatField(null=True, verbose_name='score')),
-                ('tests', models.JSONField(default=list, verbose_name='tests')),
-                ('graded_hash', models.CharField(blank=True, max_length=64, verbose_name='graded against')),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now, verbose_name='time')),
-                ('submission', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='grade_history', to='grader.submission')),
-                ('regrade', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='changes', to='grader.regrade')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "verdict",
+                    models.CharField(
+                        choices=[
+                            ("passed", "passed"),
+                            ("failed", "failed"),
+                            ("error", "error"),
+                            ("timeout", "time limit"),
+                            ("memory_limit", "memory limit"),
+                            ("output_limit", "output limit"),
+                            ("rejected", "rejected"),
+                            ("internal_error", "internal error"),
+                        ],
+                        max_length=16,
+                        verbose_name="verdict",
+                    ),
+                ),
+                ("score", models.FloatField(null=True, verbose_name="score")),
+                ("tests", models.JSONField(default=list, verbose_name="tests")),
+                ("graded_hash", models.CharField(blank=True, max_length=64, verbose_name="graded against")),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now, verbose_name="time")),
+                (
+                    "submission",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="grade_history",
+                        to="grader.submission",
+                    ),
+                ),
+                (
+                    "regrade",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="changes",
+                        to="grader.regrade",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'grade change',
-                'verbose_name_plural': 'grade history',
-                'ordering': ['submission', 'created_at', 'pk'],
+                "verbose_name": "grade change",
+                "verbose_name_plural": "grade history",
+                "ordering": ["submission", "created_at", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='RegradeItem',
+            name="RegradeItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('old_verdict', models.CharField(blank=True, max_length=16)),
-                ('old_score', models.FloatField(null=True)),
-                ('done', models.BooleanField(default=False)),
-                ('new_verdict', models.CharField(blank=True, max_length=16)),
-                ('new_score', models.FloatField(null=True)),
-                ('new_tests', models.JSONField(default=list)),
-                ('new_message', models.JSONField(null=True)),
-                ('new_misconception', models.CharField(blank=True, max_length=64)),
-                ('regrade', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='grader.regrade')),
-                ('submission', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='grader.submission')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("old_verdict", models.CharField(blank=True, max_length=16)),
+                ("old_score", models.FloatField(null=True)),
+                ("done", models.BooleanField(default=False)),
+                ("new_verdict", models.CharField(blank=True, max_length=16)),
+                ("new_score", models.FloatField(null=True)),
+                ("new_tests", models.JSONField(default=list)),
+                ("new_message", models.JSONField(null=True)),
+                ("new_misconception", models.CharField(blank=True, max_length=64)),
+                (
+                    "regrade",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="items", to="grader.regrade"
+                    ),
+                ),
+                (
+                    "submission",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="grader.submission"
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('regrade', 'submission'), name='one_item_per_submission')],
+                "constraints": [
+                    models.UniqueConstraint(fields=("regrade", "submission"), name="one_item_per_submission")
+                ],
             },
         ),
     ]

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('grader', '0002_grade_history_and_regrades'),
+        ("grader", "0002_grade_history_and_regrades"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='submission',
-            name='enqueued_at',
+            model_name="submission",
+            name="enqueued_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
     ]

@@ -7,31 +7,51 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('courses', '0003_exercise_misconceptions'),
-        ('grader', '0003_submission_enqueued_at'),
+        ("courses", "0003_exercise_misconceptions"),
+        ("grader", "0003_submission_enqueued_at"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='submission',
-            name='after_reveal',
-            field=models.BooleanField(default=False, verbose_name='after the sample solution'),
+            model_name="submission",
+            name="after_reveal",
+            field=models.BooleanField(default=False, verbose_name="after the sample solution"),
         ),
         migrations.CreateModel(
-            name='SolutionReveal',
+            name="SolutionReveal",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now, verbose_name='time')),
-                ('exercise', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='solution_reveals', to='courses.exercise')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now, verbose_name="time")),
+                (
+                    "exercise",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="solution_reveals",
+                        to="courses.exercise",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'sample solution shown',
-                'verbose_name_plural': 'sample solutions shown',
-                'constraints': [models.UniqueConstraint(fields=('user', 'exercise'), name='one_reveal_per_exercise')],
+                "verbose_name": "sample solution shown",
+                "verbose_name_plural": "sample solutions shown",
+                "constraints": [
+                    models.UniqueConstraint(fields=("user", "exercise"), name="one_reveal_per_exercise")
+                ],
             },
         ),
     ]

@@ -5,31 +5,36 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('courses', '0005_protect_student_work'),
-        ('grader', '0005_item_checks'),
+        ("courses", "0005_protect_student_work"),
+        ("grader", "0005_item_checks"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='gradechange',
-            name='message',
-            field=models.JSONField(blank=True, null=True, verbose_name='message'),
+            model_name="gradechange",
+            name="message",
+            field=models.JSONField(blank=True, null=True, verbose_name="message"),
         ),
         migrations.AddField(
-            model_name='gradechange',
-            name='misconception',
-            field=models.CharField(blank=True, max_length=64, verbose_name='misconception'),
+            model_name="gradechange",
+            name="misconception",
+            field=models.CharField(blank=True, max_length=64, verbose_name="misconception"),
         ),
         migrations.AlterField(
-            model_name='solutionreveal',
-            name='exercise',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='solution_reveals', to='courses.exercise'),
+            model_name="solutionreveal",
+            name="exercise",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="solution_reveals",
+                to="courses.exercise",
+            ),
         ),
         migrations.AlterField(
-            model_name='submission',
-            name='exercise',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='submissions', to='courses.exercise'),
+            model_name="submission",
+            name="exercise",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="submissions", to="courses.exercise"
+            ),
         ),
     ]

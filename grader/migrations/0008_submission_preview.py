@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('grader', '0007_labels'),
+        ("grader", "0007_labels"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='submission',
-            name='preview',
-            field=models.BooleanField(default=False, verbose_name='instructor preview'),
+            model_name="submission",
+            name="preview",
+            field=models.BooleanField(default=False, verbose_name="instructor preview"),
         ),
     ]

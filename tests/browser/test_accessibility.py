@@ -17,8 +17,8 @@ SHOTS = ROOT / "test-artifacts" / "pages"
 WIDTHS = {"1280": {"width": 1280, "height": 900}, "390": {"width": 390, "height": 844}}
 LANGUAGES = ("tr", "en")
 PASSWORD = "Erisilebilir-2026"
-FIGURES = "/kurs/attention/visual-attention/"        # four figures, every question kind, two exercises
-PLAYGROUND = "/kurs/attention/scaled-dot-product/"   # the playground figure and an exercise
+FIGURES = "/kurs/attention/visual-attention/"  # four figures, every question kind, two exercises
+PLAYGROUND = "/kurs/attention/scaled-dot-product/"  # the playground figure and an exercise
 
 
 @pytest.fixture
@@ -37,8 +37,10 @@ def site(transactional_db, make_user):
     course.instructors.add(instructor)
     make_user("yonetici", password=PASSWORD, is_staff=True, is_superuser=True)
     folder = COURSE / "07-visual-attention"
-    for slug, code in (("cay-blend", (folder / "cay-blend" / "solution.py").read_text()),
-                       ("causal-mask", (folder / "causal-mask" / "variants" / "mask-ignored.py").read_text())):
+    for slug, code in (
+        ("cay-blend", (folder / "cay-blend" / "solution.py").read_text()),
+        ("causal-mask", (folder / "causal-mask" / "variants" / "mask-ignored.py").read_text()),
+    ):
         grade_claimed(submit(student, course.exercises.get(slug=slug), code).submission.pk)
     return {"course": course, "student": student}
 
@@ -46,25 +48,37 @@ def site(transactional_db, make_user):
 def pages_for(role: str, site) -> dict[str, str]:
     course = site["course"]
     if role == "visitor":
-        return {"home": "/", "course": "/kurs/attention/", "login": "/accounts/login/", "signup": "/accounts/kayit/"}
+        return {
+            "home": "/",
+            "course": "/kurs/attention/",
+            "login": "/accounts/login/",
+            "signup": "/accounts/kayit/",
+        }
     if role == "student":
         return {
-            "home": "/", "course": "/kurs/attention/", "lesson-figures-questions-verdicts": FIGURES,
-            "lesson-playground": PLAYGROUND, "dashboard": "/panom/",
+            "home": "/",
+            "course": "/kurs/attention/",
+            "lesson-figures-questions-verdicts": FIGURES,
+            "lesson-playground": PLAYGROUND,
+            "dashboard": "/panom/",
             "submission-history": FIGURES + "alistirma/causal-mask/gecmis/",
         }
     if role == "instructor":
         question = course.questions.get(slug="visual-concepts")
         return {
-            "instructor-dashboard": "/egitmen/attention/", "gradebook": "/egitmen/attention/notlar/",
+            "instructor-dashboard": "/egitmen/attention/",
+            "gradebook": "/egitmen/attention/notlar/",
             "item-exercise": "/egitmen/attention/oge/e/causal-mask/",
             "item-question": f"/egitmen/attention/oge/q/{question.slug}/",
             "submissions": f"/egitmen/attention/alistirma/causal-mask/ogrenci/{site['student'].pk}/",
             "test-item": "/egitmen/attention/alistirma/causal-mask/dene/",
             "lesson-preview": "/egitmen/attention/onizleme/visual-attention/",
         }
-    return {"admin-index": "/admin/", "admin-course-change": f"/admin/courses/course/{course.pk}/change/",
-            "admin-exercise-change": f"/admin/courses/exercise/{course.exercises.get(slug='causal-mask').pk}/change/"}
+    return {
+        "admin-index": "/admin/",
+        "admin-course-change": f"/admin/courses/course/{course.pk}/change/",
+        "admin-exercise-change": f"/admin/courses/exercise/{course.exercises.get(slug='causal-mask').pk}/change/",
+    }
 
 
 def log_in(page, username: str):
@@ -91,8 +105,12 @@ def serious_violations(page) -> list[str]:
     result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
     return [
         f"{rule['id']} ({rule['impact']}): {rule['help']} — "
-        + "; ".join(" ".join(node["target"]) + ": " + node["failureSummary"].replace("\n", " ")[:200] for node in rule["nodes"][:4])
-        for rule in result["violations"] if rule["impact"] in ("serious", "critical")
+        + "; ".join(
+            " ".join(node["target"]) + ": " + node["failureSummary"].replace("\n", " ")[:200]
+            for node in rule["nodes"][:4]
+        )
+        for rule in result["violations"]
+        if rule["impact"] in ("serious", "critical")
     ]
 
 

@@ -11,8 +11,9 @@ pytestmark = [pytest.mark.browser]
 
 
 @pytest.mark.console_allows(r"status of 429")
-def test_an_answer_over_the_address_limit_shows_in_the_question_and_is_sent_once(page, quiz_live, logged_in,
-                                                                                 settings):
+def test_an_answer_over_the_address_limit_shows_in_the_question_and_is_sent_once(
+    page, quiz_live, logged_in, settings
+):
     settings.ANSWER_LIMIT_PER_IP = 1
     logged_in(quiz_live)
     page.goto(page.base_url + "/kurs/quiz/selftest/")

@@ -33,16 +33,16 @@ def test_editor_numbers_lines_highlights_python_and_indents_with_tab(page, lab_l
     expect(editor).to_be_focused()
     page.keyboard.press("Control+A")
     page.keyboard.type("def f(x):")
-    page.keyboard.press("Enter")                   # indents the body by itself
+    page.keyboard.press("Enter")  # indents the body by itself
     page.keyboard.type("return (x + 1)")
-    page.keyboard.press("ArrowLeft")               # the caret next to ")": its "(" is matched
+    page.keyboard.press("ArrowLeft")  # the caret next to ")": its "(" is matched
     expect(exercise.locator(".cm-matchingBracket")).to_have_count(2)
     page.keyboard.press("End")
     page.keyboard.press("Enter")
-    page.keyboard.press("Shift+Tab")               # back to column 0
+    page.keyboard.press("Shift+Tab")  # back to column 0
     page.keyboard.type("y = 1")
     page.keyboard.press("Home")
-    page.keyboard.press("Tab")                     # Tab indents instead of leaving the editor
+    page.keyboard.press("Tab")  # Tab indents instead of leaving the editor
     expect(editor).to_be_focused()
     # The textarea (the form field) always holds the editor's text.
     assert exercise.locator("textarea").input_value() == "def f(x):\n    return (x + 1)\n    y = 1"
@@ -65,6 +65,6 @@ def test_without_the_editor_bundle_the_plain_textarea_still_works(page, lab_live
     expect(page.locator("#ex-attn .cm-editor")).to_have_count(0)
     textarea.focus()
     page.keyboard.press("Control+End")
-    page.keyboard.press("Tab")                     # exercise.js: Tab still indents here
+    page.keyboard.press("Tab")  # exercise.js: Tab still indents here
     expect(textarea).to_be_focused()
     assert textarea.input_value().endswith("    ")

@@ -9,7 +9,16 @@ from playwright.sync_api import expect
 pytestmark = [pytest.mark.browser, pytest.mark.sandbox]
 
 COURSE = Path(__file__).resolve().parents[2] / "courses" / "content" / "attention"
-LESSONS = ["query", "key", "value", "qkv", "attention-score", "scaled-dot-product", "visual-attention", "self-cross"]
+LESSONS = [
+    "query",
+    "key",
+    "value",
+    "qkv",
+    "attention-score",
+    "scaled-dot-product",
+    "visual-attention",
+    "self-cross",
+]
 ATTENTION = """import numpy as np
 
 
@@ -60,10 +69,12 @@ def test_a_student_walks_the_whole_course(page, course, logged_in, grading_worke
 
         if slug == "qkv":
             who = page.locator("#q-qkv-who-attends")
-            who.get_by_label("\"onu\"nun Value'su").check()
+            who.get_by_label('"onu"nun Value\'su').check()
             check(who)
             expect(page.locator("#q-qkv-who-attends")).to_contain_text("Henüz değil.")
-            page.locator("#q-qkv-who-attends").get_by_label("\"kitabı\"nın Query'si ile \"onu\"nun Key'i").check()
+            page.locator("#q-qkv-who-attends").get_by_label(
+                '"kitabı"nın Query\'si ile "onu"nun Key\'i'
+            ).check()
             check(page.locator("#q-qkv-who-attends"))
             expect(page.locator("#q-qkv-who-attends").get_by_text("Doğru!")).to_be_visible()
 
@@ -73,7 +84,11 @@ def test_a_student_walks_the_whole_course(page, course, logged_in, grading_worke
             expect(page.locator("#q-qkv-score-fill").get_by_text("Doğru!")).to_be_visible()
 
             roles = page.locator("#q-qkv-roles")
-            for left, right in (("Query", "Ne arıyorum?"), ("Key", "Bende ne var?"), ("Value", "Ne veririm?")):
+            for left, right in (
+                ("Query", "Ne arıyorum?"),
+                ("Key", "Bende ne var?"),
+                ("Value", "Ne veririm?"),
+            ):
                 roles.get_by_label(left, exact=True).select_option(label=right)
             roles.locator("select").last.select_option(label="Öğrenilen dönüşümler")
             check(roles)
@@ -115,7 +130,9 @@ def test_a_student_walks_the_whole_course(page, course, logged_in, grading_worke
             first_panel = visible.first.get_attribute("data-panel")
             heatmap.locator(".choice-group input").first.focus()
             page.keyboard.press("ArrowRight")
-            expect(heatmap.locator("[data-panel]:visible").first).not_to_have_attribute("data-panel", first_panel)
+            expect(heatmap.locator("[data-panel]:visible").first).not_to_have_attribute(
+                "data-panel", first_panel
+            )
 
             blend = page.locator('figure[data-visual="blend"]')
             blend.locator(".choice-group input").first.focus()

@@ -38,7 +38,9 @@ def test_run_then_submit_shows_live_status_and_verdict(page, lab_live, grading_w
 
 
 @pytest.mark.nojs
-def test_submit_without_javascript_shows_the_same_state_after_reload(page, lab_live, grading_worker, logged_in):
+def test_submit_without_javascript_shows_the_same_state_after_reload(
+    page, lab_live, grading_worker, logged_in
+):
     logged_in(lab_live)
     page.goto(page.base_url + LESSON)
     page.locator("#ex-attn").get_by_label("Kodunuz (NumPy ile Python)").fill(SOLUTION)

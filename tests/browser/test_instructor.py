@@ -35,7 +35,7 @@ def test_gradebook_sorting_csv_and_a_regrade(page, lab_live, make_user, grading_
     rows = page.locator("table.gradebook tbody tr")
     expect(rows).to_have_count(2)
     page.get_by_role("link", name="Toplam", exact=True).click()  # ascending
-    page.get_by_role("link", name="Toplam ↑").click()        # descending
+    page.get_by_role("link", name="Toplam ↑").click()  # descending
     expect(rows.first.locator("th")).to_have_text("berna")
     with page.expect_download() as download:
         page.get_by_role("link", name="CSV indir").click()
@@ -49,12 +49,19 @@ def test_gradebook_sorting_csv_and_a_regrade(page, lab_live, make_user, grading_
     folder = course_dir / "01-lab" / "attn"
     (folder / "solution.py").write_text(NO_SCALING)
     toml = (folder / "exercise.toml").read_text()
-    (folder / "exercise.toml").write_text("\n".join(
-        line for line in toml.splitlines() if not line.startswith(("[[misconceptions]]", "tag =", "file =", "hint ="))))
+    (folder / "exercise.toml").write_text(
+        "\n".join(
+            line
+            for line in toml.splitlines()
+            if not line.startswith(("[[misconceptions]]", "tag =", "file =", "hint ="))
+        )
+    )
     import_course(course_dir, prepare_exercises=lambda s: check_exercises(s, build=True))
 
     page.goto(page.base_url + "/egitmen/lab/oge/e/attn/")
-    expect(page.get_by_text("2 gönderim bu alıştırmanın eski bir sürümüne göre notlandırıldı.")).to_be_visible()
+    expect(
+        page.get_by_text("2 gönderim bu alıştırmanın eski bir sürümüne göre notlandırıldı.")
+    ).to_be_visible()
     page.get_by_role("button", name="Bütün gönderimlerin yeniden notlandırılmasını önizle").click()
     expect(page.get_by_text("↑ 1")).to_be_visible(timeout=30_000)
     expect(page.get_by_text("↓ 1")).to_be_visible()

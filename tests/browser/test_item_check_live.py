@@ -1,4 +1,4 @@
-""""Bu öğeyi dene" follows its check by itself, as a student's answer status does."""
+""" "Bu öğeyi dene" follows its check by itself, as a student's answer status does."""
 
 import pytest
 from django.utils import timezone
@@ -20,15 +20,29 @@ def test_the_check_page_updates_itself_when_the_check_is_done(page, lab_live, ma
     page.locator("main form button[type=submit]").click()
     page.wait_for_load_state()
     page.goto(page.base_url + "/egitmen/lab/alistirma/attn/dene/")
-    expect(page.get_by_text("Sırası bekleniyor: öğrencilerin gönderimleri önce notlandırılır…")).to_be_visible()
+    expect(
+        page.get_by_text("Sırası bekleniyor: öğrencilerin gönderimleri önce notlandırılır…")
+    ).to_be_visible()
     expect(page.get_by_text("Bu sayfa kendiliğinden güncellenir.")).to_be_visible()
     assert "işçi" not in page.locator("main").inner_text()
     url = page.url
 
     # What a grading worker does when it finishes: the page shows it without a reload.
     ItemCheck.objects.filter(pk=check.pk).update(
-        status=ItemCheck.Status.DONE, started_at=timezone.now(), finished_at=timezone.now(),
-        runs=[{"label": "", "file": "", "verdict": "passed", "score": 1.0, "misconception": "", "hidden_failed": []}])
+        status=ItemCheck.Status.DONE,
+        started_at=timezone.now(),
+        finished_at=timezone.now(),
+        runs=[
+            {
+                "label": "",
+                "file": "",
+                "verdict": "passed",
+                "score": 1.0,
+                "misconception": "",
+                "hidden_failed": [],
+            }
+        ],
+    )
     expect(page.get_by_role("cell", name="geçti")).to_be_visible(timeout=15_000)
     expect(page.get_by_text("Bu sayfa kendiliğinden güncellenir.")).to_have_count(0)
     expect(page.get_by_role("button", name="Denetimi çalıştır")).to_be_enabled()

@@ -2,7 +2,8 @@
 logging in. Every control a lesson needs must be reachable, usable and show where focus is."""
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser]
 
@@ -23,12 +24,15 @@ def tab_to(page, target, limit=80):
 def focus_ring_shown(page) -> bool:
     # The editor marks itself focused a moment after the focus event: wait a little for it.
     try:
-        page.wait_for_function("""() => {
+        page.wait_for_function(
+            """() => {
             let element = document.activeElement;
             if (element.classList.contains('cm-content')) element = element.closest('.cm-editor');
             const style = getComputedStyle(element);
             return style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2;
-        }""", timeout=1000)
+        }""",
+            timeout=1000,
+        )
     except PlaywrightTimeout:
         return False
     return True
@@ -66,7 +70,7 @@ def test_a_lesson_and_a_matching_question_by_keyboard_only(page, quiz_live, logg
     page.keyboard.press("Enter")
     feedback = page.locator("#q-who-attends [data-feedback]")
     expect(feedback).to_contain_text("Doğru!")
-    expect(feedback).to_be_focused()                  # the news is where the keyboard is
+    expect(feedback).to_be_focused()  # the news is where the keyboard is
 
     # Matching: each left item has a <select>; arrows choose, Tab moves on.
     roles = page.locator("#q-roles")

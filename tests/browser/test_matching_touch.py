@@ -2,9 +2,8 @@
 answer then on a row, or a drag); the selects stay the way that works everywhere."""
 
 import pytest
-from playwright.sync_api import expect
-
 from conftest import console_problems
+from playwright.sync_api import expect
 from test_rendered_text import write_course
 
 pytestmark = [pytest.mark.browser]
@@ -40,8 +39,13 @@ def phone(browser, live_server, transactional_db, tmp_path, make_user):
     import_course(write_course(tmp_path, QUESTION))
     user = make_user("telefon", password="Gizli-parola-2026")
     Course.objects.get(slug="yazili").enroll(user)
-    context = browser.new_context(locale="tr-TR", viewport={"width": 390, "height": 844}, has_touch=True,
-                                  is_mobile=True, device_scale_factor=2)
+    context = browser.new_context(
+        locale="tr-TR",
+        viewport={"width": 390, "height": 844},
+        has_touch=True,
+        is_mobile=True,
+        device_scale_factor=2,
+    )
     context.set_default_timeout(10_000)
     page = context.new_page()
     problems = console_problems(page)
@@ -93,7 +97,10 @@ def test_drag_with_a_finger_places_the_answer(phone):
     start = (chip["x"] + chip["width"] / 2, chip["y"] + chip["height"] / 2)
     end = (row["x"] + 20, row["y"] + row["height"] / 2)
     cdp = phone.context.new_cdp_session(phone)
-    touch = lambda kind, points: cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+    def touch(kind, points):
+        return cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
     touch("touchStart", [{"x": start[0], "y": start[1]}])
     for step in range(1, 11):
         x = start[0] + (end[0] - start[0]) * step / 10

@@ -1,4 +1,4 @@
-""""Cevabı göster" before solving asks first, in place with JavaScript and as a page without."""
+""" "Cevabı göster" before solving asks first, in place with JavaScript and as a page without."""
 
 import pytest
 from playwright.sync_api import expect

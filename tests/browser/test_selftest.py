@@ -25,7 +25,9 @@ def test_single_choice_wrong_then_right_then_reveal_and_reload(page, quiz_live, 
     item(page, "who-attends").get_by_role("button", name="Cevabımı kontrol et").click()
     expect(item(page, "who-attends").get_by_text("Doğru!")).to_be_visible()
     item(page, "who-attends").get_by_role("button", name="Cevabı göster").click()
-    expect(item(page, "who-attends").locator("[data-solution]")).to_contain_text("Value yalnızca taşınan bilgidir")
+    expect(item(page, "who-attends").locator("[data-solution]")).to_contain_text(
+        "Value yalnızca taşınan bilgidir"
+    )
     page.reload()
     expect(item(page, "who-attends").get_by_text("Doğru!")).to_be_visible()
     expect(item(page, "who-attends")).to_contain_text("2 deneme")
@@ -48,7 +50,8 @@ def test_matching_by_drag_and_drop_and_by_keyboard(page, quiz_live, logged_in):
     question = item(page, "roles")
     question.locator(".chip", has_text="Ne arıyorum?").drag_to(question.locator("tr[data-left=l1]"))
     expect(question.get_by_label("Query")).to_have_value(
-        question.get_by_label("Query").locator("option", has_text="Ne arıyorum?").get_attribute("value"))
+        question.get_by_label("Query").locator("option", has_text="Ne arıyorum?").get_attribute("value")
+    )
     key = question.get_by_label("Key", exact=True)
     key.focus()
     key.select_option(label="Bende ne var?")
@@ -109,7 +112,9 @@ def test_every_kind_works_without_javascript(page, quiz_live, logged_in):
 
 @pytest.mark.nojs
 @pytest.mark.sandbox
-def test_a_code_blank_without_javascript_shows_checking_then_the_result(page, quiz_live, logged_in, grading_worker):
+def test_a_code_blank_without_javascript_shows_checking_then_the_result(
+    page, quiz_live, logged_in, grading_worker
+):
     logged_in(quiz_live)
     page.goto(page.base_url + LESSON)
     item(page, "score-fill").get_by_label("1. boşluk").fill("K.T")

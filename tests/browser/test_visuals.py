@@ -90,7 +90,9 @@ def test_playground_recomputes_in_the_browser_exactly_as_the_server_did(lesson):
     for key in ("scores", "scaled", "weights", "output"):
         # visuals.js recomputed every table on load; it must show what NumPy computed.
         assert cell_texts(playground.locator(f'[data-result="{key}"]')) == server_cells(lesson, key), key
-        assert cell_texts(playground.locator(f'[data-result="{key}"]')) == [fmt(x) for x in server[key].ravel()], key
+        assert cell_texts(playground.locator(f'[data-result="{key}"]')) == [
+            fmt(x) for x in server[key].ravel()
+        ], key
 
     field = playground.get_by_label("Q satır 2, sütun 1")
     field.focus()
@@ -100,7 +102,9 @@ def test_playground_recomputes_in_the_browser_exactly_as_the_server_did(lesson):
     output = playground.locator('[data-result="output"]')
     expect(output.locator('td[data-i="1"][data-j="0"]')).to_have_text(fmt(changed["output"][1, 0]))
     assert cell_texts(output) == [fmt(x) for x in changed["output"].ravel()]
-    assert cell_texts(playground.locator('[data-result="weights"]')) == [fmt(x) for x in changed["weights"].ravel()]
+    assert cell_texts(playground.locator('[data-result="weights"]')) == [
+        fmt(x) for x in changed["weights"].ravel()
+    ]
     expect(playground.locator("[data-readout]")).to_contain_text("2. Query en çok 3. Key'e bakıyor")
     heaviest = playground.locator('[data-result="weights"] td[data-i="1"][data-j="2"]')
     expect(heaviest).to_have_class(re.compile(rf"heat-{round(changed['weights'][1, 2] * 10)}"))
@@ -163,6 +167,7 @@ def test_blend_switches_sentence_by_keyboard_and_names_where_cay_goes(lesson):
     expect(blend.locator('[data-panel="dere"]')).to_be_hidden()
     expect(blend.locator("[data-readout]")).to_contain_text("Demli: “çay” (1,00; 1,00) →")
     from courses.visuals import blend_steps, fmt_vector
+
     new = blend_steps(model, model.sentences[1])["new"]
     expect(blend.locator('[data-panel="demli"] [data-new]')).to_have_text(fmt_vector(new))
 
@@ -177,18 +182,24 @@ def test_without_javascript_every_figure_is_a_readable_table(page, visuals_cours
         expect(figure(page, name).locator(".visual-controls")).to_be_hidden()
     # Both sentences are shown, one after the other.
     expect(figure(page, "heatmap").locator('[data-panel="demli"]')).to_be_visible()
-    weights = load_toy_model(FIXTURE / "01-figures").self_attention(load_toy_model(FIXTURE / "01-figures").sentences[0])["weights"]
+    weights = load_toy_model(FIXTURE / "01-figures").self_attention(
+        load_toy_model(FIXTURE / "01-figures").sentences[0]
+    )["weights"]
     row = figure(page, "heatmap").locator('[data-panel="dere"] tr[data-row="2"] td')
     expect(row).to_have_text([fmt(w) for w in weights[2]])
     playground = figure(page, "playground")
     expect(playground.get_by_label("Q satır 1, sütun 1")).to_have_attribute("readonly", "")
     server = attention_steps(PLAYGROUND["Q"], PLAYGROUND["K"], PLAYGROUND["V"])
-    assert cell_texts(playground.locator('[data-result="output"]')) == [fmt(x) for x in server["output"].ravel()]
+    assert cell_texts(playground.locator('[data-result="output"]')) == [
+        fmt(x) for x in server["output"].ravel()
+    ]
     rotate_row = figure(page, "rotate").locator('tr[data-angle="90"] td')
     expect(rotate_row).to_have_text([fmt(w) for w in rotate_weights(KEYS, 90, scaled=True)])
 
 
-@pytest.mark.skipif(not os.environ.get("DIKKAT_SCREENSHOTS"), reason="set DIKKAT_SCREENSHOTS=folder to look at the figures")
+@pytest.mark.skipif(
+    not os.environ.get("DIKKAT_SCREENSHOTS"), reason="set DIKKAT_SCREENSHOTS=folder to look at the figures"
+)
 @pytest.mark.parametrize("course", ["fixture", "attention"])
 def test_screenshots_of_the_figures(page, transactional_db, logged_in, course):
     """Not a check: pictures of every figure, light and dark, wide and phone-sized, to look at."""
@@ -202,8 +213,10 @@ def test_screenshots_of_the_figures(page, transactional_db, logged_in, course):
         lessons = {LESSON: ("heatmap", "rotate", "blend", "playground")}
     else:
         import_course(Path(__file__).resolve().parents[2] / "courses" / "content" / "attention")
-        lessons = {"/kurs/attention/visual-attention/": ("heatmap", "rotate", "blend"),
-                   "/kurs/attention/scaled-dot-product/": ("playground",)}
+        lessons = {
+            "/kurs/attention/visual-attention/": ("heatmap", "rotate", "blend"),
+            "/kurs/attention/scaled-dot-product/": ("playground",),
+        }
     logged_in(Course.objects.get(slug="visuals" if course == "fixture" else "attention"))
     for url, names in lessons.items():
         page.goto(page.base_url + url)
@@ -216,7 +229,9 @@ def test_screenshots_of_the_figures(page, transactional_db, logged_in, course):
                     second = figure(page, name).locator(".choice-group input").nth(1)
                     if second.count():
                         second.check()
-                        figure(page, name).screenshot(path=str(folder / f"{course}-{name}-2-{scheme}-{width}.png"))
+                        figure(page, name).screenshot(
+                            path=str(folder / f"{course}-{name}-2-{scheme}-{width}.png")
+                        )
                         figure(page, name).locator(".choice-group input").first.check()
 
 

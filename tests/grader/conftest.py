@@ -5,14 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from grader_testkit import Exercise, HostGuard, load_exercise
 
 from grader.core import sandbox_problem
-from grader_testkit import Exercise, HostGuard, load_exercise
 
 
 def pytest_addoption(parser):
     parser.addoption(
-        "--layer-off", action="append", default=[], metavar="LAYER",
+        "--layer-off",
+        action="append",
+        default=[],
+        metavar="LAYER",
         help="switch off one protection layer of the sandbox for the whole run (make test-layers)",
     )
 

@@ -1,6 +1,5 @@
 """Helpers shared by the grader tests (plain module: importable from every test file)."""
 
-
 from __future__ import annotations
 
 import dataclasses
@@ -42,7 +41,7 @@ class Exercise:
     def grade(self, source, **kwargs) -> GradeResult:
         return grade(source, self.spec, self.cases, self.ref, **kwargs)
 
-    def with_limits(self, **limits) -> "Exercise":
+    def with_limits(self, **limits) -> Exercise:
         spec = dataclasses.replace(self.spec, limits=Limits(**limits))
         return dataclasses.replace(self, spec=spec)
 
@@ -61,15 +60,6 @@ def load_exercise(tmp_root: Path, name: str) -> Exercise:
     solution = (exdir / "solution.py").read_text()
     ref = run_reference(solution, spec, cases)
     return Exercise(exdir, spec, cases, ref, solution)
-
-
-
-
-
-
-
-
-
 
 
 def _run_exists(name: str) -> bool:
@@ -163,9 +153,6 @@ class HostGuard:
 
     def close(self) -> None:
         self.listener.close()
-
-
-
 
 
 def dump(result: GradeResult) -> str:

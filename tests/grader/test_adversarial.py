@@ -3,17 +3,14 @@ and a correct submission graded right after must still pass."""
 
 from __future__ import annotations
 
-import json
 import os
 
-import numpy as np
 import pytest
+from grader_testkit import MARKERS, PROJECT_ROOT, SECRET, assert_next_run_passes, dump
 
 from grader.core import Verdict
 from grader.core import messages as M
 from grader.core.sandbox import environment
-
-from grader_testkit import MARKERS, PROJECT_ROOT, SECRET, assert_next_run_passes, dump
 
 pytestmark = pytest.mark.sandbox
 
@@ -38,8 +35,12 @@ def run_attack(ex, host, body, **kwargs):
 
 # --- processes ---------------------------------------------------------------
 
+
 def test_fork_bomb_is_contained_and_next_run_passes(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import os
 def attention(Q, K, V, mask=None):
     while True:
@@ -47,47 +48,63 @@ def attention(Q, K, V, mask=None):
             os.fork()
         except OSError:
             pass
-""")
+""",
+    )
     assert result.verdict == Verdict.TIMEOUT, dump(result)
     assert result.message.params["case"] == "ornek"
 
 
 def test_thread_bomb_is_contained_and_next_run_passes(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import threading, time
 def attention(Q, K, V, mask=None):
     while True:
         threading.Thread(target=time.sleep, args=(100,)).start()
-""")
+""",
+    )
     assert result.verdict in (Verdict.ERROR, Verdict.MEMORY_LIMIT), dump(result)
     assert not result.tests[0].passed
 
 
 def test_python_memory_bomb_gives_memory_limit(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 def attention(Q, K, V, mask=None):
     hoard = []
     while True:
         hoard.append(bytearray(10_000_000))
-""")
+""",
+    )
     assert result.verdict == Verdict.MEMORY_LIMIT, dump(result)
     assert result.message.msgid == M.MEMORY_LIMIT
     assert result.message.params["mb"] == 256
 
 
 def test_numpy_memory_bomb_gives_memory_limit(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import numpy as np
 def attention(Q, K, V, mask=None):
     return np.ones((1 << 31,)) @ np.ones((1 << 31,))
-""")
+""",
+    )
     assert result.verdict == Verdict.MEMORY_LIMIT, dump(result)
 
 
 def test_memory_spread_over_forked_children_is_stopped_by_the_cgroup(strict, host):
     if environment().cgroups is None or "memory" not in environment().cgroups.caps:
         pytest.skip("no memory cgroup on this host")
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import os, numpy as np
 def attention(Q, K, V, mask=None):
     for _ in range(6):
@@ -97,16 +114,21 @@ def attention(Q, K, V, mask=None):
     block = np.ones(200 * 1024 * 1024 // 8)
     os.wait()
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict in (Verdict.MEMORY_LIMIT, Verdict.TIMEOUT), dump(result)
 
 
 def test_infinite_loop_times_out_and_names_the_case(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 def attention(Q, K, V, mask=None):
     while True:
         pass
-""")
+""",
+    )
     assert result.verdict == Verdict.TIMEOUT, dump(result)
     assert result.message.msgid in (M.TIMEOUT_CPU, M.TIMEOUT_WALL)
     assert result.message.params["case"] == "ornek"
@@ -115,36 +137,48 @@ def attention(Q, K, V, mask=None):
 
 
 def test_sleeping_forever_is_killed_at_the_wall_limit(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import time
 def attention(Q, K, V, mask=None):
     time.sleep(3600)
-""")
+""",
+    )
     assert result.verdict == Verdict.TIMEOUT, dump(result)
     assert result.message.msgid == M.TIMEOUT_WALL
     assert result.duration_ms < 10_000  # killed at the 2 s limit (plus start-up on a busy host)
 
 
 def test_code_ignoring_signals_is_still_killed(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import signal, time
 for s in (signal.SIGTERM, signal.SIGXCPU, signal.SIGINT, signal.SIGHUP, signal.SIGXFSZ):
     signal.signal(s, signal.SIG_IGN)
 def attention(Q, K, V, mask=None):
     while True:
         time.sleep(0.001)
-""")
+""",
+    )
     assert result.verdict == Verdict.TIMEOUT, dump(result)
 
 
 def test_hanging_hidden_case_is_named_and_earlier_cases_keep_results(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 def attention(Q, K, V, mask=None):
     if mask is not None and Q.shape == (4, 3):   # only the hidden 'maskeli' case
         while True:
             pass
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict == Verdict.TIMEOUT, dump(result)
     assert result.message.params["case"] == "maskeli"
     by_name = {t.name: t for t in result.tests}
@@ -158,7 +192,10 @@ def attention(Q, K, V, mask=None):
 def test_killing_parent_pid_1_and_the_host_fails_harmlessly(strict, host):
     # Inside its PID namespace the sandbox's init ignores signals from its own
     # namespace and host processes do not exist, so every kill is a no-op.
-    result = run_attack(strict, host, f"""
+    result = run_attack(
+        strict,
+        host,
+        f"""
 import os, signal
 def attention(Q, K, V, mask=None):
     for pid in (os.getppid(), 1, -1, {os.getpid()}, {os.getppid()}):
@@ -167,12 +204,16 @@ def attention(Q, K, V, mask=None):
         except OSError:
             pass
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict == Verdict.PASSED, dump(result)
 
 
 def test_daemonized_orphan_does_not_survive(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import os, time
 def attention(Q, K, V, mask=None):
     if os.fork() == 0:
@@ -182,27 +223,36 @@ def attention(Q, K, V, mask=None):
                 time.sleep(0.05)
         os._exit(0)
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict == Verdict.PASSED, dump(result)
 
 
 def test_lingering_threads_do_not_hold_the_run(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import threading, time
 def attention(Q, K, V, mask=None):
     threading.Thread(target=time.sleep, args=(3600,)).start()
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict == Verdict.PASSED, dump(result)
     assert result.duration_ms < 10_000  # not held until the thread's hour is over
 
 
 def test_ctypes_segfault_is_an_error_naming_the_signal(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import ctypes
 def attention(Q, K, V, mask=None):
     ctypes.string_at(0)
-""")
+""",
+    )
     assert result.verdict == Verdict.ERROR, dump(result)
     assert result.message.msgid == M.KILLED_BY_SIGNAL
     assert result.message.params == {"signal": "SIGSEGV", "case": "ornek"}
@@ -225,19 +275,27 @@ def test_unbounded_recursion_is_an_error_with_the_line(strict, host):
 
 # --- output and disk ---------------------------------------------------------
 
+
 def test_output_flood_gives_output_limit(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import sys
 def attention(Q, K, V, mask=None):
     while True:
         sys.stdout.write("x" * 65536)
-""")
+""",
+    )
     assert result.verdict == Verdict.OUTPUT_LIMIT, dump(result)
     assert len(result.stdout) <= strict.spec.limits.output_bytes
 
 
 def test_filling_tmp_shm_and_cwd_is_contained(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import os
 def fill(directory):
     block = b"x" * (1 << 20)
@@ -252,13 +310,17 @@ def attention(Q, K, V, mask=None):
     for d in ("/tmp", "/dev/shm", os.getcwd()):
         fill(d)
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict == Verdict.PASSED, dump(result)
 
 
 def test_writing_into_the_project_or_site_packages_fails(strict, host):
     targets = [str(MARKERS[0]), str(PROJECT_ROOT / "grader" / "core" / "grade.py")]
-    result = run_attack(strict, host, f"""
+    result = run_attack(
+        strict,
+        host,
+        f"""
 import os, numpy
 def attention(Q, K, V, mask=None):
     targets = {targets!r} + [numpy.__file__, os.path.join(os.path.dirname(numpy.__file__), "evil.py"),
@@ -271,7 +333,8 @@ def attention(Q, K, V, mask=None):
             continue
         raise AssertionError("wrote " + path)
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict == Verdict.PASSED, dump(result)
 
 
@@ -299,7 +362,10 @@ def attention(Q, K, V, mask=None):
 
 
 def test_writing_host_sysctls_through_proc_is_refused(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 def attention(Q, K, V, mask=None):
     for path in ("/proc/sys/kernel/core_pattern", "/proc/sys/vm/drop_caches", "/proc/sysrq-trigger"):
         try:
@@ -309,14 +375,19 @@ def attention(Q, K, V, mask=None):
             continue
         raise AssertionError("wrote " + path)
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict == Verdict.PASSED, dump(result)
 
 
 # --- isolation ---------------------------------------------------------------
 
+
 def test_network_connect_fails_and_listener_receives_nothing(strict, host):
-    result = run_attack(strict, host, f"""
+    result = run_attack(
+        strict,
+        host,
+        f"""
 import socket
 def attention(Q, K, V, mask=None):
     for family, addr in ((socket.AF_INET, ("127.0.0.1", {host.port})), (socket.AF_UNIX, "/tmp/x")):
@@ -328,19 +399,32 @@ def attention(Q, K, V, mask=None):
             continue
         raise AssertionError("connected")
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict == Verdict.PASSED, dump(result)
 
 
 def test_secrets_environment_database_and_solution_are_not_readable(strict, host):
     paths = [
-        str(strict.dir / "secret.txt"), str(strict.dir / "solution.py"), str(strict.dir),
-        str(PROJECT_ROOT / "config" / "settings.py"), str(PROJECT_ROOT / "db.sqlite3"),
-        str(PROJECT_ROOT / "var"), str(PROJECT_ROOT / ".secret_key"), str(PROJECT_ROOT),
+        str(strict.dir / "secret.txt"),
+        str(strict.dir / "solution.py"),
+        str(strict.dir),
+        str(PROJECT_ROOT / "config" / "settings.py"),
+        str(PROJECT_ROOT / "db.sqlite3"),
+        str(PROJECT_ROOT / "var"),
+        str(PROJECT_ROOT / ".secret_key"),
+        str(PROJECT_ROOT),
         str(PROJECT_ROOT / "tests" / "grader" / "fixtures" / "attention" / "solution.py"),
-        "/root/.bash_history", "/root/.ssh", "/etc/passwd", "/etc/shadow", "/home",
+        "/root/.bash_history",
+        "/root/.ssh",
+        "/etc/passwd",
+        "/etc/shadow",
+        "/home",
     ]
-    result = run_attack(strict, host, f"""
+    result = run_attack(
+        strict,
+        host,
+        f"""
 import os, glob
 def attention(Q, K, V, mask=None):
     found = []
@@ -365,13 +449,17 @@ def attention(Q, K, V, mask=None):
         print(found)
         raise RuntimeError(repr(found))
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict == Verdict.PASSED, dump(result)
     assert SECRET not in dump(result)
 
 
 def test_other_processes_are_invisible_in_proc(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import os
 def attention(Q, K, V, mask=None):
     pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
@@ -380,12 +468,16 @@ def attention(Q, K, V, mask=None):
         cmd = open(f"/proc/{pid}/cmdline", "rb").read()
         assert b"pytest" not in cmd, cmd
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict == Verdict.PASSED, dump(result)
 
 
 def test_raising_rlimits_and_dangerous_syscalls_are_refused(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import ctypes, os, resource
 libc = ctypes.CDLL(None, use_errno=True)
 def attention(Q, K, V, mask=None):
@@ -403,51 +495,68 @@ def attention(Q, K, V, mask=None):
     assert libc.syscall(321, 0, 0, 0) == -1        # bpf
     assert libc.syscall(425, 1, 0) == -1           # io_uring_setup
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict == Verdict.PASSED, dump(result)
 
 
 # --- lying about results -----------------------------------------------------
 
+
 def test_monkeypatching_numpy_comparisons_does_not_pass_wrong_answers(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import numpy as np, numpy.testing
 for name in ("allclose", "isclose", "array_equal", "array_equiv", "equal", "isfinite", "all"):
     setattr(np, name, lambda *a, **k: True)
 np.testing.assert_allclose = lambda *a, **k: None
 def attention(Q, K, V, mask=None):
     return np.zeros((Q.shape[0], V.shape[-1]))
-""")
+""",
+    )
     assert result.verdict == Verdict.FAILED, dump(result)
     assert result.score == 0
 
 
 def test_ndarray_subclass_with_lying_eq_fails(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import numpy as np
 class Liar(np.ndarray):
     def __eq__(self, other): return True
     def __array__(self, *a, **k): return self
 def attention(Q, K, V, mask=None):
     return _correct(Q, K, V, mask).view(Liar)
-""")
+""",
+    )
     assert result.verdict == Verdict.FAILED, dump(result)
     assert result.tests[0].message.msgid == M.CASE_SUBCLASS
 
 
 def test_object_dtype_result_fails_with_a_message(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import numpy as np
 def attention(Q, K, V, mask=None):
     return np.array(_correct(Q, K, V, mask), dtype=object)
-""")
+""",
+    )
     assert result.verdict == Verdict.FAILED, dump(result)
     assert result.tests[0].message.msgid == M.CASE_OBJECT_DTYPE
 
 
 def test_pickle_payload_in_the_output_directory_is_never_unpickled(strict, host):
     marker = MARKERS[1]
-    result = run_attack(strict, host, f"""
+    result = run_attack(
+        strict,
+        host,
+        f"""
 import os, numpy as np
 class Evil:
     def __reduce__(self):
@@ -462,7 +571,8 @@ def attention(Q, K, V, mask=None):
             except OSError:
                 pass
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict in (Verdict.FAILED, Verdict.ERROR), dump(result)
     assert not marker.exists()
     # Every result overwritten after the runner wrote it fails (the visible ones before their snapshot).
@@ -472,7 +582,10 @@ def attention(Q, K, V, mask=None):
 def test_symlinks_planted_in_the_output_directory_are_not_followed(strict, host):
     """Planted ahead, they are replaced by the runner's own files; swapped in after the runner
     wrote a result, the host refuses to follow them."""
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import os
 calls = []
 def attention(Q, K, V, mask=None):
@@ -487,20 +600,25 @@ def attention(Q, K, V, mask=None):
         os.unlink(previous)
         os.symlink("/out/case-000.return.npy", previous)
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict == Verdict.FAILED, dump(result)
     assert [t.passed for t in result.tests] == [True, True, False, False, False, False, True], dump(result)
     assert "symlink" in result.tests[2].message.render()
 
 
 def test_nan_and_inf_results_fail_with_a_message(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import numpy as np
 def attention(Q, K, V, mask=None):
     out = _correct(Q, K, V, mask)
     out.flat[0] = np.nan if Q.shape[0] == 4 else np.inf
     return out
-""")
+""",
+    )
     assert result.verdict == Verdict.FAILED, dump(result)
     assert result.tests[0].message.msgid == M.CASE_NONFINITE
     assert result.tests[0].message.params["index"] == "[0, 0]"
@@ -508,7 +626,10 @@ def attention(Q, K, V, mask=None):
 
 
 def test_fake_verdicts_on_stdout_fds_and_status_files_are_ignored(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import json, os, numpy as np
 fake = json.dumps({"verdict": "passed", "score": 1.0, "status": "ok"}).encode()
 def attention(Q, K, V, mask=None):
@@ -526,39 +647,52 @@ def attention(Q, K, V, mask=None):
             except OSError:
                 pass
     return np.zeros((Q.shape[0], V.shape[-1]))
-""")
+""",
+    )
     assert result.verdict != Verdict.PASSED, dump(result)
     assert result.score == 0
 
 
 def test_os_exit_zero_is_an_error_not_a_pass(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import os
 def attention(Q, K, V, mask=None):
     os._exit(0)
-""")
+""",
+    )
     assert result.verdict == Verdict.ERROR, dump(result)
     assert result.message.msgid == M.EXITED_EARLY
     assert result.message.params["case"] == "ornek"
 
 
 def test_sys_exit_is_an_error(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import sys
 def attention(Q, K, V, mask=None):
     sys.exit(0)
-""")
+""",
+    )
     assert result.verdict == Verdict.ERROR, dump(result)
     assert result.tests[0].message.msgid == M.CASE_SYSTEM_EXIT
 
 
 def test_custom_base_exception_is_an_error(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 class Escape(BaseException):
     pass
 def attention(Q, K, V, mask=None):
     raise Escape("out")
-""")
+""",
+    )
     assert result.verdict == Verdict.ERROR, dump(result)
     assert result.tests[0].message.params["exc_type"] == "Escape"
     hidden = [t for t in result.tests if t.hidden]
@@ -566,20 +700,28 @@ def attention(Q, K, V, mask=None):
 
 
 def test_huge_result_array_fails_without_being_loaded(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import numpy as np
 def attention(Q, K, V, mask=None):
     return np.zeros(40_000_000 // 8 * 1)
-""")
+""",
+    )
     assert result.verdict == Verdict.FAILED, dump(result)
     assert result.tests[0].message.msgid == M.CASE_TOO_LARGE
 
 
 def test_wrong_shape_names_the_axes(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 def attention(Q, K, V, mask=None):
     return _correct(Q, K, V, mask).T
-""")
+""",
+    )
     assert result.verdict == Verdict.FAILED, dump(result)
     msg = result.tests[0].message
     assert msg.msgid == M.CASE_SHAPE_NAMED
@@ -590,12 +732,16 @@ def attention(Q, K, V, mask=None):
 
 
 def test_complex_and_bool_results_fail_with_messages(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import numpy as np
 def attention(Q, K, V, mask=None):
     out = _correct(Q, K, V, mask)
     return out.astype(complex) if Q.shape[0] == 4 else out > 0
-""")
+""",
+    )
     assert result.verdict == Verdict.FAILED, dump(result)
     assert result.tests[0].message.msgid == M.CASE_COMPLEX
     assert result.tests[1].message.msgid == M.CASE_BOOL
@@ -603,10 +749,14 @@ def attention(Q, K, V, mask=None):
 
 # --- hidden cases stay hidden ------------------------------------------------
 
+
 def test_hidden_inputs_cannot_be_exfiltrated(strict, host):
     """Exception text, custom exception names, prints and late writes to the visible
     case's files must not carry hidden inputs into the feedback."""
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import os, threading, time
 calls = []
 box = []
@@ -637,33 +787,43 @@ def attention(Q, K, V, mask=None):
         for root, dirs, files in os.walk("/job"):
             leak("LEAK" + repr(files))
     raise type("LEAK" + str(Q.shape[0]), (Exception,), {})(text)
-""")
+""",
+    )
     assert result.verdict == Verdict.ERROR, dump(result)
     assert "LEAK" not in dump(result)
     assert [t.passed for t in result.tests[:2]] == [True, True]
 
 
 def test_hidden_inputs_are_absent_while_visible_cases_run(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import os
 def attention(Q, K, V, mask=None):
     files = [f for root, dirs, fs in os.walk("/job") for f in fs if f.endswith(".npy")]
     if len(files) > 7:   # the visible cases' inputs only: Q, K, V + Q, K, V, mask
         raise AssertionError(files)
     return _correct(Q, K, V, mask)
-""", only_visible=True)
+""",
+        only_visible=True,
+    )
     assert result.verdict == Verdict.PASSED, dump(result)
     assert [t.name for t in result.tests] == ["ornek", "maskeli-ornek"]
 
 
 # --- rejected sources --------------------------------------------------------
 
-@pytest.mark.parametrize("source, msgid", [
-    ("def attention(Q, K, V, mask=None):\x00\n    return Q\n", M.SOURCE_NUL),
-    (b"def attention(Q, K, V, mask=None):\n    return '\xff'\n", M.SOURCE_NOT_UTF8),
-    ("x = 1\n" * 20000, M.SOURCE_TOO_LARGE),
-    ("   \n\t\n", M.SOURCE_EMPTY),
-])
+
+@pytest.mark.parametrize(
+    "source, msgid",
+    [
+        ("def attention(Q, K, V, mask=None):\x00\n    return Q\n", M.SOURCE_NUL),
+        (b"def attention(Q, K, V, mask=None):\n    return '\xff'\n", M.SOURCE_NOT_UTF8),
+        ("x = 1\n" * 20000, M.SOURCE_TOO_LARGE),
+        ("   \n\t\n", M.SOURCE_EMPTY),
+    ],
+)
 def test_bad_sources_are_rejected_without_counting(strict, source, msgid):
     result = strict.grade(source)
     assert result.verdict == Verdict.REJECTED
@@ -686,14 +846,21 @@ def test_syntax_error_is_an_error_with_the_line_shown_in_context(strict):
     assert result.counts_as_attempt
 
 
-@pytest.mark.parametrize("source, msgid, param", [
-    ("def attention(Q, K, V, mask=None):\n    return (Q @ K.T\n", M.SYNTAX_UNCLOSED, ("bracket", "(")),
-    ("def attention(Q, K, V, mask=None):\n    return Q @ K.T)\n", M.SYNTAX_UNMATCHED, ("bracket", ")")),
-    ("def attention(Q, K, V, mask=None):\n    return 'Q\n", M.SYNTAX_STRING, None),
-    ("def attention(Q, K, V, mask=None):\nreturn Q\n", M.SYNTAX_INDENT, None),
-    ("def attention(Q, K, V, mask=None):\n    return Q \u2026 K\n", M.SYNTAX_CHARACTER, ("char", "U+2026")),
-    ("def attention(Q, K, V, mask=None):\n    return f(Q K)\n", M.SYNTAX_COMMA, None),
-])
+@pytest.mark.parametrize(
+    "source, msgid, param",
+    [
+        ("def attention(Q, K, V, mask=None):\n    return (Q @ K.T\n", M.SYNTAX_UNCLOSED, ("bracket", "(")),
+        ("def attention(Q, K, V, mask=None):\n    return Q @ K.T)\n", M.SYNTAX_UNMATCHED, ("bracket", ")")),
+        ("def attention(Q, K, V, mask=None):\n    return 'Q\n", M.SYNTAX_STRING, None),
+        ("def attention(Q, K, V, mask=None):\nreturn Q\n", M.SYNTAX_INDENT, None),
+        (
+            "def attention(Q, K, V, mask=None):\n    return Q \u2026 K\n",
+            M.SYNTAX_CHARACTER,
+            ("char", "U+2026"),
+        ),
+        ("def attention(Q, K, V, mask=None):\n    return f(Q K)\n", M.SYNTAX_COMMA, None),
+    ],
+)
 def test_syntax_errors_are_explained_in_plain_words(strict, source, msgid, param):
     result = strict.grade(source)
     assert result.message.msgid == msgid, result.message
@@ -712,24 +879,32 @@ def test_an_untouched_starter_is_told_that_its_placeholders_are_still_there(stri
 
 
 def test_hanging_top_level_code_is_a_setup_timeout(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 while True:
     pass
 def attention(Q, K, V, mask=None):
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict == Verdict.TIMEOUT, dump(result)
     assert result.message.msgid == M.TIMEOUT_SETUP
     assert all(not t.passed for t in result.tests)
 
 
 def test_top_level_exception_shows_details_because_no_hidden_input_exists_yet(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import numpy as np
 W = np.ones((2, 3)) @ np.ones((2, 3))
 def attention(Q, K, V, mask=None):
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict == Verdict.ERROR, dump(result)
     assert result.message.msgid == M.MODULE_EXCEPTION
     assert result.message.params["exc_type"] == "ValueError"
@@ -741,7 +916,10 @@ def test_flooding_the_status_pipe_does_not_keep_the_host_busy(strict, host):
     import time
 
     cpu0 = time.process_time()
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import os, threading
 def flood():
     junk = b"P0\\nP1\\nR\\n" * 4096
@@ -755,13 +933,17 @@ def attention(Q, K, V, mask=None):
     threading.Thread(target=flood, daemon=True).start()
     import time; time.sleep(0.5)
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict in (Verdict.PASSED, Verdict.TIMEOUT), dump(result)
     assert time.process_time() - cpu0 < 2.0
 
 
 def test_running_other_programs_is_refused(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import os, subprocess
 def attention(Q, K, V, mask=None):
     try:
@@ -783,16 +965,21 @@ def attention(Q, K, V, mask=None):
         os._exit(7)
     assert os.waitpid(pid, 0)[1] >> 8 == 7
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict == Verdict.PASSED, dump(result)
 
 
 # --- hidden inputs and what the sandbox chooses to say about itself ------------------
 
+
 def test_type_names_and_sizes_chosen_by_the_code_never_show_hidden_inputs(strict, host):
     """A class *name* or an array *size* built from hidden inputs is a channel too: hidden
     cases get fixed texts (the host's own numbers only)."""
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import numpy as np
 calls = []
 def attention(Q, K, V, mask=None):
@@ -808,18 +995,24 @@ def attention(Q, K, V, mask=None):
     if n == 5:
         return np.zeros(3_000_000 + int(abs(Q.ravel()[0]) * 1000), dtype=np.float64)
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     text = dump(result)
     assert "LEAK" not in text, text
     hidden = [t for t in result.tests if t.hidden]
     assert [t.message.msgid for t in hidden[:3]] == [
-        M.CASE_SUBCLASS_HIDDEN, M.CASE_NOT_ARRAY_HIDDEN, M.CASE_TOO_LARGE_HIDDEN,
+        M.CASE_SUBCLASS_HIDDEN,
+        M.CASE_NOT_ARRAY_HIDDEN,
+        M.CASE_TOO_LARGE_HIDDEN,
     ], text
     assert "3000" not in text and "2400" not in text, "no size the code chose"
 
 
 def test_statuses_planted_for_later_cases_are_not_trusted(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import json
 calls = []
 def attention(Q, K, V, mask=None):
@@ -831,7 +1024,8 @@ def attention(Q, K, V, mask=None):
             with open("/out/case-%03d.status" % i, "w") as f:
                 json.dump(fake, f)
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict == Verdict.PASSED, dump(result)
     assert "LEAK" not in dump(result)
 
@@ -845,7 +1039,10 @@ def hidden_only(strict):
 
 
 def test_hidden_only_runs_ignore_a_module_status_written_during_a_case(hidden_only, host):
-    result = run_attack(hidden_only, host, """
+    result = run_attack(
+        hidden_only,
+        host,
+        """
 import json
 def attention(Q, K, V, mask=None):
     text = "LEAK" + repr(Q.tolist())
@@ -854,14 +1051,18 @@ def attention(Q, K, V, mask=None):
     with open("/out/module.stdout", "a") as f:
         f.write(text)
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict == Verdict.PASSED, dump(result)
     assert "LEAK" not in dump(result)
 
 
 def test_hidden_only_runs_start_the_program_before_any_hidden_input_exists(hidden_only, host):
     """Top-level code may show its details (it runs before hidden inputs exist): then they must not exist."""
-    result = run_attack(hidden_only, host, """
+    result = run_attack(
+        hidden_only,
+        host,
+        """
 import os
 import numpy as np
 found = [os.path.join(r, f) for r, ds, fs in os.walk("/job") for f in fs if f.endswith(".npy")]
@@ -869,13 +1070,17 @@ if found:
     raise RuntimeError("LEAK" + repr([np.load(p).ravel()[:3].tolist() for p in found]))
 def attention(Q, K, V, mask=None):
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     assert result.verdict == Verdict.PASSED, dump(result)
     assert "LEAK" not in dump(result)
 
 
 def test_numpy_exception_names_are_shown_on_hidden_cases_but_made_up_ones_are_not(strict, host):
-    result = run_attack(strict, host, """
+    result = run_attack(
+        strict,
+        host,
+        """
 import numpy as np
 calls = []
 def attention(Q, K, V, mask=None):
@@ -885,7 +1090,8 @@ def attention(Q, K, V, mask=None):
     if len(calls) == 4:
         raise type("LEAK" + str(Q.ravel()[0]), (ValueError,), {})("LEAK")
     return _correct(Q, K, V, mask)
-""")
+""",
+    )
     text = dump(result)
     assert "LEAK" not in text
     hidden = [t for t in result.tests if t.hidden]

@@ -13,8 +13,16 @@ pytestmark = pytest.mark.sandbox
 def test_bench_runs_and_reports_ratios_to_the_floor():
     out = subprocess.run(
         [sys.executable, "-m", "grader.bench", "--runs", "2", "--workers", "1", "--pool", "1"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr
-    for fragment in ("floor  python -c 'import numpy'", "grade  (fresh sandbox)", "x floor", "grades/s", "pool of 1"):
+    for fragment in (
+        "floor  python -c 'import numpy'",
+        "grade  (fresh sandbox)",
+        "x floor",
+        "grades/s",
+        "pool of 1",
+    ):
         assert fragment in out.stdout

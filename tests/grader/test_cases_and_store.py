@@ -6,11 +6,19 @@ import json
 
 import numpy as np
 import pytest
+from grader_testkit import SECRET
 
 from grader.core import (
-    ReferenceFailed, SpecError, Verdict, build_cases, grade, load_bundle, parse_spec, run_reference, save_bundle,
+    ReferenceFailed,
+    SpecError,
+    Verdict,
+    build_cases,
+    grade,
+    load_bundle,
+    parse_spec,
+    run_reference,
+    save_bundle,
 )
-from grader_testkit import SECRET
 
 pytestmark = pytest.mark.sandbox
 
@@ -34,14 +42,22 @@ def _exercise(tmp_path, cases_py: str):
     return parse_spec({"kind": "function", "function": "f", "limits": {"cpu_seconds": 1, "wall_seconds": 2}})
 
 
-@pytest.mark.parametrize("cases_py, fragment", [
-    ("def make_cases(rng):\n    raise ValueError('boom')\n", "boom"),
-    ("x = 1\n", "make_cases"),
-    ("def make_cases(rng):\n    return [{'name': 'Bad Name', 'inputs': {}}]\n", "name"),
-    ("def make_cases(rng):\n    return [{'name': 'a', 'inputs': {'X': object()}}]\n", "X"),
-    ("def make_cases(rng):\n    while True: pass\n", "time"),
-    ("def make_cases(rng):\n    return [{'name': 'a', 'inputs': {'X': open('" + "/etc/hostname" + "').read()}}]\n", ""),
-])
+@pytest.mark.parametrize(
+    "cases_py, fragment",
+    [
+        ("def make_cases(rng):\n    raise ValueError('boom')\n", "boom"),
+        ("x = 1\n", "make_cases"),
+        ("def make_cases(rng):\n    return [{'name': 'Bad Name', 'inputs': {}}]\n", "name"),
+        ("def make_cases(rng):\n    return [{'name': 'a', 'inputs': {'X': object()}}]\n", "X"),
+        ("def make_cases(rng):\n    while True: pass\n", "time"),
+        (
+            "def make_cases(rng):\n    return [{'name': 'a', 'inputs': {'X': open('"
+            + "/etc/hostname"
+            + "').read()}}]\n",
+            "",
+        ),
+    ],
+)
 def test_broken_cases_py_raises_spec_error(tmp_path, cases_py, fragment):
     spec = _exercise(tmp_path, cases_py)
     with pytest.raises(SpecError) as info:
@@ -52,12 +68,15 @@ def test_broken_cases_py_raises_spec_error(tmp_path, cases_py, fragment):
 
 def test_cases_py_cannot_read_the_exercise_folder(tmp_path):
     (tmp_path / "secret.txt").write_text(SECRET)
-    spec = _exercise(tmp_path, (
-        "import os\n"
-        "def make_cases(rng):\n"
-        f"    assert not os.path.exists({str(tmp_path / 'secret.txt')!r})\n"
-        "    return [{'name': 'a', 'inputs': {'X': rng.normal(size=3)}}]\n"
-    ))
+    spec = _exercise(
+        tmp_path,
+        (
+            "import os\n"
+            "def make_cases(rng):\n"
+            f"    assert not os.path.exists({str(tmp_path / 'secret.txt')!r})\n"
+            "    return [{'name': 'a', 'inputs': {'X': rng.normal(size=3)}}]\n"
+        ),
+    )
     assert [c.name for c in build_cases(spec, tmp_path)] == ["a"]
 
 
@@ -67,7 +86,9 @@ def test_bundle_round_trip(attention, tmp_path):
     assert manifest["format"] == 1
     assert not list((tmp_path / "bundle").rglob("*.pkl"))
     cases, ref = load_bundle(tmp_path / "bundle")
-    assert [(c.name, c.hidden, c.weight) for c in cases] == [(c.name, c.hidden, c.weight) for c in attention.cases]
+    assert [(c.name, c.hidden, c.weight) for c in cases] == [
+        (c.name, c.hidden, c.weight) for c in attention.cases
+    ]
     for c in attention.cases:
         np.testing.assert_array_equal(ref.outputs[c.name]["return"], attention.ref.outputs[c.name]["return"])
     assert grade(attention.solution, attention.spec, cases, ref).verdict == Verdict.PASSED
@@ -88,4 +109,7 @@ def test_failing_reference_raises_with_details(attention):
     assert result.verdict == Verdict.ERROR
     toplu = next(t for t in result.tests if t.name == "toplu")
     # The author sees full details even for hidden cases.
-    assert toplu.message.params["exc_type"] == "ZeroDivisionError" and "division" in toplu.message.params["detail"]
+    assert (
+        toplu.message.params["exc_type"] == "ZeroDivisionError"
+        and "division" in toplu.message.params["detail"]
+    )

@@ -8,7 +8,6 @@ where the v2 controllers exist (production Debian/Ubuntu), and skipped with the 
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import subprocess
@@ -136,17 +135,23 @@ def v2_only_core(monkeypatch, caplog):
     sb.reset_environment()
 
 
-def test_a_real_run_on_cgroup_v2_is_timed_by_cpu_stat_and_ends_by_cgroup_kill(attention, v2_only_core, monkeypatch):
+def test_a_real_run_on_cgroup_v2_is_timed_by_cpu_stat_and_ends_by_cgroup_kill(
+    attention, v2_only_core, monkeypatch
+):
     from grader.core.grade import execute
 
     strict = attention.with_limits(cpu_seconds=1, wall_seconds=20)
     kills = []
     real_kill = cgroups.V2Run._kill
     monkeypatch.setattr(cgroups.V2Run, "_kill", lambda self: kills.append(self.path.name) or real_kill(self))
-    loop = "import os\nos.fork()\nos.fork()\ndef attention(Q, K, V, mask=None):\n    while True:\n        pass\n"
+    loop = (
+        "import os\nos.fork()\nos.fork()\ndef attention(Q, K, V, mask=None):\n    while True:\n        pass\n"
+    )
     started = time.monotonic()
     run = execute(loop, strict.spec, strict.cases, [[0]])
-    assert run.outcome.cpu_exceeded, "the four processes' CPU in cpu.stat, not RLIMIT_CPU or the clock, stopped it"
+    assert run.outcome.cpu_exceeded, (
+        "the four processes' CPU in cpu.stat, not RLIMIT_CPU or the clock, stopped it"
+    )
     assert time.monotonic() - started < 10
     assert kills, "the tree was ended with cgroup.kill"
     assert [n for n in v2_only_core.run_names() if n in sb._recent_runs] == [], "its cgroup was removed"
@@ -193,14 +198,18 @@ def _delegated_child(tmp_path, unit, how):
     if how == "explicit":
         env["DIKKAT_GRADER_CGROUP"] = str(unit)
     where = {"own": "in-unit", "leaf": "in-leaf", "explicit": "-"}[how]
-    out = subprocess.run([sys.executable, str(script), str(unit), where],
-                         capture_output=True, text=True, env=env, timeout=60)
+    out = subprocess.run(
+        [sys.executable, str(script), str(unit), where], capture_output=True, text=True, env=env, timeout=60
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     import json
+
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_a_worker_alone_in_its_delegated_cgroup_moves_into_a_leaf_and_hosts_the_runs_beside_it(tmp_path, unit):
+def test_a_worker_alone_in_its_delegated_cgroup_moves_into_a_leaf_and_hosts_the_runs_beside_it(
+    tmp_path, unit
+):
     seen = _delegated_child(tmp_path, unit, "own")
     assert seen["own"] == str(unit / "dikkat-workers"), "no process left in the unit: it may pass controllers"
     assert seen["parent"] == str(unit / cgroups.GROUP)
@@ -275,7 +284,9 @@ def test_the_system_check_reports_missing_caps_as_an_error(no_cgroups):
     assert "docs/deploy.md" in errors[0].hint
 
 
-def test_grading_uncapped_needs_the_explicit_switch_and_says_so_loudly(attention, no_cgroups, monkeypatch, caplog):
+def test_grading_uncapped_needs_the_explicit_switch_and_says_so_loudly(
+    attention, no_cgroups, monkeypatch, caplog
+):
     monkeypatch.setenv(sb.ALLOW_UNCAPPED_VAR, "1")
     sb.reset_environment()
     with caplog.at_level(logging.CRITICAL, logger="grader.sandbox"):

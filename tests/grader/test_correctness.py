@@ -4,10 +4,10 @@ that points at them, and are recognised as misconceptions."""
 from __future__ import annotations
 
 import pytest
+from grader_testkit import dump
 
 from grader.core import Verdict, run_reference
 from grader.core import messages as M
-from grader_testkit import dump
 
 pytestmark = pytest.mark.sandbox
 
@@ -89,7 +89,9 @@ def attention(Q, K, V, mask=None):
 """
 
 
-@pytest.mark.parametrize("source", [EINSUM, SWAPAXES, LOG_SUM_EXP, LOOPS], ids=["einsum", "swapaxes", "log-sum-exp", "loops"])
+@pytest.mark.parametrize(
+    "source", [EINSUM, SWAPAXES, LOG_SUM_EXP, LOOPS], ids=["einsum", "swapaxes", "log-sum-exp", "loops"]
+)
 def test_correct_solutions_in_any_style_pass(attention, source):
     result = attention.grade(source)
     assert result.verdict == Verdict.PASSED, dump(result)
@@ -149,7 +151,9 @@ def test_score_is_the_weighted_fraction_of_passed_cases(attention):
     result = attention.grade(NO_MAX_SUBTRACTION)
     weights = {t.name: t.weight for t in result.tests}
     assert weights["toplu"] == 2.0
-    assert result.score == pytest.approx(sum(w for n, w in weights.items() if n != "buyuk") / sum(weights.values()))
+    assert result.score == pytest.approx(
+        sum(w for n, w in weights.items() if n != "buyuk") / sum(weights.values())
+    )
 
 
 def test_missing_function_is_an_error_naming_it(attention):
@@ -176,7 +180,9 @@ def test_exception_traceback_is_trimmed_to_the_students_lines(attention):
     assert msg.params["traceback"] == "  4 | return np.dot(Q, V)"
     hidden = next(t for t in result.tests if t.hidden).message
     assert hidden.msgid == M.CASE_SHAPE_ERROR_HIDDEN  # a shape error: told in axis names
-    assert hidden.params["exc_type"] == "ValueError" and "line" not in hidden.params  # the code could choose it
+    assert (
+        hidden.params["exc_type"] == "ValueError" and "line" not in hidden.params
+    )  # the code could choose it
     assert "`V`" in hidden.render() and "n_k" in hidden.render()
 
 
@@ -187,7 +193,9 @@ def test_only_visible_runs_just_the_visible_cases(attention):
 
 
 def test_stdout_comes_only_from_visible_cases(attention):
-    source = attention.solution.replace("    d_k = Q.shape[-1]", "    print('shape', Q.shape)\n    d_k = Q.shape[-1]")
+    source = attention.solution.replace(
+        "    d_k = Q.shape[-1]", "    print('shape', Q.shape)\n    d_k = Q.shape[-1]"
+    )
     result = attention.grade(source)
     assert result.verdict == Verdict.PASSED
     assert result.stdout == "[ornek]\nshape (4, 2)\n[maskeli-ornek]\nshape (2, 2)\n"
@@ -201,6 +209,7 @@ def test_to_dict_has_the_agreed_keys(attention):
 
 
 # --- the script kind ---------------------------------------------------------
+
 
 def test_script_solution_passes(script_exercise):
     result = script_exercise.grade(script_exercise.solution)
@@ -259,15 +268,25 @@ def test_cli_grades_an_exercise_folder(tmp_path):
     wrong = tmp_path / "wrong.py"
     wrong.write_text((FIXTURES / "softmax_script" / "solution.py").read_text().replace("axis=1", "axis=0"))
     ok = subprocess.run(
-        [sys.executable, "-m", "grader.core", str(FIXTURES / "softmax_script"),
-         str(FIXTURES / "softmax_script" / "solution.py"), "--json"],
-        capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "grader.core",
+            str(FIXTURES / "softmax_script"),
+            str(FIXTURES / "softmax_script" / "solution.py"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["verdict"] == "passed"
     bad = subprocess.run(
         [sys.executable, "-m", "grader.core", str(FIXTURES / "softmax_script"), str(wrong)],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert bad.returncode == 1
     assert bad.stdout.startswith("failed")

@@ -16,23 +16,26 @@ import os
 import time
 
 import pytest
+from grader_testkit import FORK_PROBE, SECRET, assert_next_run_passes, dump
 
 from grader.core import Verdict
 from grader.core import messages as M
 from grader.core import sandbox as sb
-
-from grader_testkit import FORK_PROBE, SECRET, assert_next_run_passes, dump
 
 pytestmark = pytest.mark.sandbox
 
 
 def probe(ex, host, body: str, **kwargs):
     """Grade ``body`` (indented code run in each visible case before a correct answer)."""
-    source = ex.solution.replace("def attention(", "def _correct(") + "\n" + (
-        "import os, sys, time\nimport numpy as np\n"
-        "def attention(Q, K, V, mask=None):\n"
-        + "".join(f"    {line}\n" for line in body.strip("\n").splitlines())
-        + "    return _correct(Q, K, V, mask)\n"
+    source = (
+        ex.solution.replace("def attention(", "def _correct(")
+        + "\n"
+        + (
+            "import os, sys, time\nimport numpy as np\n"
+            "def attention(Q, K, V, mask=None):\n"
+            + "".join(f"    {line}\n" for line in body.strip("\n").splitlines())
+            + "    return _correct(Q, K, V, mask)\n"
+        )
     )
     result = ex.grade(source, only_visible=True, **kwargs)
     host.check()
@@ -47,9 +50,13 @@ def assert_held(result):
 
 # --- namespaces ----------------------------------------------------------------------
 
+
 def test_network_namespace_alone_keeps_the_host_unreachable(strict, host):
     with sb.layers_off("seccomp"):  # the filter refuses socket() before the namespace matters
-        result = probe(strict, host, f"""
+        result = probe(
+            strict,
+            host,
+            f"""
 import socket
 s = socket.socket()
 s.settimeout(1)
@@ -59,16 +66,21 @@ except OSError:
     pass
 else:
     raise AssertionError("BREACH: connected to the host")
-""")
+""",
+        )
     assert_held(result)
 
 
 def test_pid_namespace_alone_hides_host_processes(strict, host):
-    result = probe(strict, host, f"""
+    result = probe(
+        strict,
+        host,
+        f"""
 pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
 if len(pids) > 20 or {os.getpid()} in pids:
     raise AssertionError("BREACH: host processes visible " + str(len(pids)))
-""")
+""",
+    )
     assert_held(result)
 
 
@@ -82,11 +94,15 @@ def _host_has_shm(key: int) -> bool:
 
 def test_ipc_namespace_alone_keeps_shared_memory_off_the_host(strict, host):
     try:
-        result = probe(strict, host, f"""
+        result = probe(
+            strict,
+            host,
+            f"""
 import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 libc.shmget({SHM_KEY}, 4096, 0o1000 | 0o600)
-""")
+""",
+        )
         assert result.verdict == Verdict.PASSED, dump(result)
         assert not _host_has_shm(SHM_KEY), "BREACH: the sandbox's segment exists on the host"
     finally:
@@ -100,8 +116,12 @@ libc.shmget({SHM_KEY}, 4096, 0o1000 | 0o600)
 
 # --- seccomp ---------------------------------------------------------------------------
 
+
 def test_seccomp_alone_refuses_sockets_and_new_programs(strict, host):
-    result = probe(strict, host, """
+    result = probe(
+        strict,
+        host,
+        """
 import socket
 try:
     socket.socket(socket.AF_UNIX)
@@ -115,11 +135,13 @@ except OSError:
     pass
 else:
     raise AssertionError("BREACH: started another program")
-""")
+""",
+    )
     assert_held(result)
 
 
 # --- process caps ------------------------------------------------------------------------
+
 
 def test_pids_cap_alone_stops_a_fork_bomb(strict, host):
     if sb.environment().cgroups is None or "pids" not in sb.environment().cgroups.caps:
@@ -166,6 +188,7 @@ def test_rlimit_as_alone_stops_a_large_allocation(strict, host):
 
 # --- time ------------------------------------------------------------------------------------
 
+
 def test_cpu_limit_alone_stops_a_busy_loop(strict, host):
     with sb.layers_off("wall_clock"):
         started = time.monotonic()
@@ -184,9 +207,13 @@ def test_wall_clock_alone_stops_a_sleeping_program(strict, host):
 
 # --- files -------------------------------------------------------------------------------------
 
+
 def test_rlimit_fsize_alone_caps_one_file(strict, host):
     with sb.layers_off("tmpfs_size", "memory_cap"):
-        result = probe(strict, host, """
+        result = probe(
+            strict,
+            host,
+            """
 written = 0
 block = b"x" * (1 << 20)
 try:
@@ -198,12 +225,16 @@ except OSError:
 os.unlink("/tmp/big")
 if written > 17 * (1 << 20):
     raise AssertionError("BREACH: one file of %d bytes" % written)
-""")
+""",
+        )
     assert_held(result)
 
 
 def test_rlimit_nofile_alone_caps_open_files(strict, host):
-    result = probe(strict, host, """
+    result = probe(
+        strict,
+        host,
+        """
 fds = []
 try:
     for _ in range(3000):
@@ -214,13 +245,17 @@ for fd in fds:
     os.close(fd)
 if len(fds) > 300:
     raise AssertionError("BREACH: %d files open" % len(fds))
-""")
+""",
+    )
     assert_held(result)
 
 
 def test_tmpfs_sizes_alone_cap_tmp_and_shm(strict, host):
     with sb.layers_off("memory_cap", "rlimit_fsize"):
-        result = probe(strict, host, """
+        result = probe(
+            strict,
+            host,
+            """
 for directory in ("/tmp", "/dev/shm"):
     total = 0
     try:
@@ -236,27 +271,35 @@ for directory in ("/tmp", "/dev/shm"):
             pass
     if total > 40 << 20:
         raise AssertionError("BREACH: %s took %d bytes" % (directory, total))
-""")
+""",
+        )
     assert_held(result)
 
 
 def test_read_only_root_alone_refuses_new_files_at_the_top(strict, host):
     with sb.layers_off("inner_uid"):  # uid 0 inside owns the sandbox's root directory
-        result = probe(strict, host, """
+        result = probe(
+            strict,
+            host,
+            """
 for path in ("/planted", "/usr/planted"):
     try:
         open(path, "w").close()
     except OSError:
         continue
     raise AssertionError("BREACH: created " + path)
-""")
+""",
+        )
     assert_held(result)
 
 
 def test_read_only_proc_alone_refuses_sysctl_writes(strict, host):
     # The probe writes the sandbox's own UTS hostname: harmless even when it gets through.
     with sb.layers_off("uid_drop", "inner_uid"):
-        result = probe(strict, host, """
+        result = probe(
+            strict,
+            host,
+            """
 try:
     with open("/proc/sys/kernel/hostname", "w") as f:
         f.write("sandbox")
@@ -264,7 +307,8 @@ except OSError:
     pass
 else:
     raise AssertionError("BREACH: wrote a sysctl")
-""")
+""",
+        )
     assert_held(result)
 
 
@@ -274,6 +318,7 @@ def test_output_size_checks_alone_stop_a_flood(strict, host):
 
 
 # --- identity and environment ----------------------------------------------------------------
+
 
 def test_the_sandbox_is_never_root_on_the_host(strict):
     """Seen from the host (inside, nested user namespaces make every uid look mapped from 0)."""
@@ -295,10 +340,14 @@ def test_the_sandbox_is_never_root_on_the_host(strict):
 def test_clearenv_alone_keeps_the_hosts_environment_out(strict, host):
     assert os.environ.get("DIKKAT_TEST_SECRET") == SECRET
     with sb.layers_off("spawn_env"):  # bwrap itself now inherits our environment
-        result = probe(strict, host, f"""
+        result = probe(
+            strict,
+            host,
+            f"""
 if any("{SECRET}" in value for value in os.environ.values()):
     raise AssertionError("BREACH: the host's environment is inside")
-""")
+""",
+        )
     assert_held(result)
 
 

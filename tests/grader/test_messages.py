@@ -60,9 +60,14 @@ def test_every_msgid_has_a_turkish_translation_with_the_same_placeholders(msgid)
 
 def test_render_fills_params_and_uses_the_translation():
     _, entries = parse_po(PO)
-    msg = Message(M.CASE_SHAPE_NAMED, {"result": "Y", "names": "(n_q, d_v)", "expected": "(4, 3)", "got": "(3, 4)"})
+    msg = Message(
+        M.CASE_SHAPE_NAMED, {"result": "Y", "names": "(n_q, d_v)", "expected": "(4, 3)", "got": "(3, 4)"}
+    )
     assert msg.render() == "Y has the wrong shape: expected (n_q, d_v) = (4, 3), got (3, 4)."
-    assert msg.render(lambda s: entries.get(s, s)) == "Y yanlış boyutta: beklenen (n_q, d_v) = (4, 3), gelen (3, 4)."
+    assert (
+        msg.render(lambda s: entries.get(s, s))
+        == "Y yanlış boyutta: beklenen (n_q, d_v) = (4, 3), gelen (3, 4)."
+    )
 
 
 def test_render_survives_a_broken_translation():

@@ -18,7 +18,12 @@ def out(tmp_path):
 
 def test_plain_arrays_round_trip(out):
     path, d = out
-    for arr in (np.arange(6.0).reshape(2, 3), np.array([True, False]), np.arange(4, dtype=">i4"), np.float64(2.5)):
+    for arr in (
+        np.arange(6.0).reshape(2, 3),
+        np.array([True, False]),
+        np.arange(4, dtype=">i4"),
+        np.float64(2.5),
+    ):
         np.save(path / "a.npy", arr, allow_pickle=False)
         got = d.load_array("a.npy", 1 << 20)
         assert type(got) is np.ndarray and got.dtype.isnative
@@ -78,7 +83,9 @@ def test_a_lying_header_claiming_a_huge_shape_is_refused(out):
     path, d = out
     header = "{'descr': '<f8', 'fortran_order': False, 'shape': (100000000000,), }"
     header += " " * (118 - len(header)) + "\n"
-    (path / "lie.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + b"\0" * 8)
+    (path / "lie.npy").write_bytes(
+        b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + b"\0" * 8
+    )
     assert d.load_array("lie.npy", 1 << 20).code == "too_large"
 
 

@@ -33,6 +33,7 @@ def test_leftovers_of_dead_owners_are_removed_but_live_runs_kept_whatever_their_
                 backend.create(lock.name, sb.Limits())
         # A dead owner: its lock file stays, nobody holds it any more.
         import os
+
         os.close(dead.fd)
         dead.fd = -1
         removed = sb.cleanup_abandoned_runs(backend)
@@ -63,7 +64,9 @@ def test_directories_without_a_lock_are_not_judged():
 
 
 def test_run_with_no_visible_cases_is_not_reported_as_passed(attention):
-    hidden_only = dataclasses.replace(attention, cases=[dataclasses.replace(c, hidden=True) for c in attention.cases])
+    hidden_only = dataclasses.replace(
+        attention, cases=[dataclasses.replace(c, hidden=True) for c in attention.cases]
+    )
     result = hidden_only.grade(attention.solution, only_visible=True)
     assert result.verdict == Verdict.FAILED
     assert result.tests == []

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from grader_testkit import dump
 
 from grader.core import Verdict
 from grader.core import messages as M
 from grader.core.traces import shape_trace
-
-from grader_testkit import dump
 
 NAMES = {"Q": ("n_q", "d_k"), "K": ("n_k", "d_k"), "V": ("n_k", "d_v")}
 
@@ -39,7 +38,10 @@ def test_q_at_k_without_transpose_names_the_axes_and_suggests_k_t():
 
 def test_np_dot_and_batched_matmul_are_traced_too():
     case = inputs()
-    assert shape_trace(numpy_error(lambda: np.dot(case["Q"], case["K"])), case, NAMES, "np.dot(Q, K)").msgid == M.SHAPE_MATMUL_FIX
+    assert (
+        shape_trace(numpy_error(lambda: np.dot(case["Q"], case["K"])), case, NAMES, "np.dot(Q, K)").msgid
+        == M.SHAPE_MATMUL_FIX
+    )
     batched = {k: np.zeros((2, *v.shape)) for k, v in case.items()}
     message = shape_trace(numpy_error(lambda: batched["Q"] @ batched["K"]), batched, NAMES, "s = Q @ K")
     assert "`Q` (2, n_q=2, d_k=4)" in message.render()
@@ -66,8 +68,10 @@ def test_broadcasting_names_the_axes_that_clash():
 
 def test_sizes_the_case_does_not_have_give_no_trace():
     """The text comes from the sandbox: sizes that are none of the case's own are never shown."""
-    fake = "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature " \
-           "(n?,k),(k,m?)->(n?,m?) (size 8123 is different from 4)"
+    fake = (
+        "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+        "(n?,k),(k,m?)->(n?,m?) (size 8123 is different from 4)"
+    )
     assert shape_trace(fake, inputs(), NAMES) is None
     fake = "operands could not be broadcast together with shapes (2,4) (8123,4) "
     assert shape_trace(fake, inputs(), NAMES) is None
@@ -107,8 +111,14 @@ def test_a_misspelt_input_in_shape_names_is_a_problem(tmp_path):
 
     from grader.core import SpecError, build_cases, parse_spec
 
-    spec = parse_spec({"kind": "function", "function": "f", "shape_names": {"Qq": ["n_q", "d_k"]},
-                       "cases": [{"name": "a", "hidden": False, "inputs": {"Q": [[1.0, 2.0]]}}]})
+    spec = parse_spec(
+        {
+            "kind": "function",
+            "function": "f",
+            "shape_names": {"Qq": ["n_q", "d_k"]},
+            "cases": [{"name": "a", "hidden": False, "inputs": {"Q": [[1.0, 2.0]]}}],
+        }
+    )
     with _pytest.raises(SpecError) as problem:
         build_cases(spec, tmp_path)
     assert problem.value.key == "shape_names.Qq"

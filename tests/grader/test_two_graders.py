@@ -15,10 +15,9 @@ import sys
 import textwrap
 
 import pytest
+from grader_testkit import PROJECT_ROOT, dump
 
 from grader.core import Verdict, save_bundle
-
-from grader_testkit import PROJECT_ROOT, dump
 
 pytestmark = pytest.mark.sandbox
 
@@ -58,12 +57,14 @@ def test_graders_in_different_pid_namespaces_do_not_break_each_others_runs(stric
     # The other grader: 30 fresh processes in a row, in a PID namespace of their own.
     loop = (
         f"for i in $(seq 30); do {sys.executable} {child_script} {strict.dir} {bundle} {tmp_path / 'solution.py'}"
-        " || echo '{\"verdict\": \"crashed\"}'; done"
+        ' || echo \'{"verdict": "crashed"}\'; done'
     )
     # The exercise's strict limits live in the fixture's spec only; the child uses the file's.
     other = subprocess.Popen(
         ["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", loop],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     ours = []
     try:
@@ -94,8 +95,12 @@ def test_a_grader_starting_in_another_pid_namespace_leaves_a_live_run_alone(stri
     try:
         assert live.wait_warm(20)
         script = f"import sys; sys.path.insert(0, {str(PROJECT_ROOT)!r}); from grader.core import sandbox; sandbox.environment()"
-        started = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", script],
-                                 capture_output=True, text=True, timeout=120)
+        started = subprocess.run(
+            ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert started.returncode == 0, started.stderr[-2000:]
         assert live.name not in started.stderr, "the other grader took our live run for abandoned"
         assert live.alive() and live.job_dir.exists()

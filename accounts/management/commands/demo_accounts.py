@@ -34,8 +34,14 @@ class Command(BaseCommand):
                     Permission.objects.filter(
                         content_type__app_label="courses",
                         codename__in=[
-                            "view_course", "change_course", "view_lesson", "change_lesson",
-                            "view_question", "change_question", "view_exercise", "view_enrollment",
+                            "view_course",
+                            "change_course",
+                            "view_lesson",
+                            "change_lesson",
+                            "view_question",
+                            "change_question",
+                            "view_exercise",
+                            "view_enrollment",
                         ],
                     )
                 )

@@ -12,20 +12,29 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("course", help="course slug")
         parser.add_argument("assessment", help="assessment slug")
-        parser.add_argument("--json", action="store_true", dest="as_json", help="print exactly one JSON object")
+        parser.add_argument(
+            "--json", action="store_true", dest="as_json", help="print exactly one JSON object"
+        )
 
     def handle(self, *args, course: str, assessment: str, as_json: bool = False, **options):
-        found = Assessment.objects.filter(course__slug=course, slug=assessment).select_related("course").first()
+        found = (
+            Assessment.objects.filter(course__slug=course, slug=assessment).select_related("course").first()
+        )
         if found is None:
             raise CommandError(f"no assessment {assessment!r} in course {course!r}")
         rows = student_scores(found, enrolled_students(found))
         if as_json:
             # The contract: {"assessment", "students": [{"username", "total", "items":
             # [{"item", "score", "credit", "late", "manual"}]}]}
-            self.stdout.write(json.dumps({"assessment": found.slug, "students": [r.as_json() for r in rows]},
-                                         ensure_ascii=False))
+            self.stdout.write(
+                json.dumps(
+                    {"assessment": found.slug, "students": [r.as_json() for r in rows]}, ensure_ascii=False
+                )
+            )
             return
         for row in rows:
-            items = "  ".join(f"{i.item}={i.score:g}{'*' if i.manual else ''}{' (late)' if i.late else ''}"
-                              for i in row.items)
+            items = "  ".join(
+                f"{i.item}={i.score:g}{'*' if i.manual else ''}{' (late)' if i.late else ''}"
+                for i in row.items
+            )
             self.stdout.write(f"{row.user.username}: {row.total:g}/{row.possible:g}  {items}")

@@ -16,7 +16,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("slug", help="question slug (course/slug when several courses share it)")
-        parser.add_argument("--json", dest="answer", required=True, help="the answer as JSON, e.g. '{\"option\": \"a\"}'")
+        parser.add_argument(
+            "--json", dest="answer", required=True, help='the answer as JSON, e.g. \'{"option": "a"}\''
+        )
 
     def handle(self, *args, slug: str, answer: str, **options):
         question = _find_question(slug)
@@ -32,20 +34,30 @@ class Command(BaseCommand):
         except GraderFailed as exc:
             raise CommandError(f"the grader failed (not the answer's fault): {exc}") from None
         feedback = [
-            " ".join(filter(None, [
-                ("✓ " if item["correct"] else "✗ ") + html_to_text(item["label_html"]),
-                html_to_text(item.get("html", "")),
-                html_to_text(item.get("hint_html", "")),
-            ]))
+            " ".join(
+                filter(
+                    None,
+                    [
+                        ("✓ " if item["correct"] else "✗ ") + html_to_text(item["label_html"]),
+                        html_to_text(item.get("html", "")),
+                        html_to_text(item.get("hint_html", "")),
+                    ],
+                )
+            )
             for item in kind.feedback_items(question.spec, cleaned, grade.feedback)
         ]
-        self.stdout.write(json.dumps({
-            "question": question.slug,
-            "kind": question.kind,
-            "score": grade.score,
-            "correct": grade.correct,
-            "feedback": feedback,
-        }, ensure_ascii=False))
+        self.stdout.write(
+            json.dumps(
+                {
+                    "question": question.slug,
+                    "kind": question.kind,
+                    "score": grade.score,
+                    "correct": grade.correct,
+                    "feedback": feedback,
+                },
+                ensure_ascii=False,
+            )
+        )
 
 
 def _find_question(slug: str) -> Question:

@@ -18,8 +18,10 @@ class Command(BaseCommand):
         except ImportRefused as refused:
             for problem in refused.problems:
                 self.stderr.write(str(problem))
-            self.stderr.write(f"Import refused: {len(refused.problems)} problem(s); the database is unchanged.")
-            raise SystemExit(1)
+            self.stderr.write(
+                f"Import refused: {len(refused.problems)} problem(s); the database is unchanged."
+            )
+            raise SystemExit(1) from None
         for line in report.changes:
             self.stdout.write(line)
         self.stdout.write(f"{report.course}: {len(report.changes) or 'no'} change(s)")

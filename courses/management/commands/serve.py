@@ -15,10 +15,17 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         port = os.environ.get("PORT", "8000")
-        parser.add_argument("--bind", default=f"127.0.0.1:{port}",
-                            help="address of the web server (default: 127.0.0.1 and $PORT, else 8000)")
-        parser.add_argument("--workers", type=int, default=settings.GRADING_WORKERS,
-                            help="grading workers (default: GRADING_WORKERS, i.e. the core count)")
+        parser.add_argument(
+            "--bind",
+            default=f"127.0.0.1:{port}",
+            help="address of the web server (default: 127.0.0.1 and $PORT, else 8000)",
+        )
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=settings.GRADING_WORKERS,
+            help="grading workers (default: GRADING_WORKERS, i.e. the core count)",
+        )
         parser.add_argument("--web-workers", type=int, default=2)
 
     def handle(self, *args, bind: str, workers: int, web_workers: int, **options):
@@ -35,8 +42,18 @@ class Command(BaseCommand):
         python = sys.executable
         manage = os.path.join(settings.BASE_DIR, "manage.py")
         web_cmd = [
-            python, "-m", "gunicorn", "config.wsgi", "--bind", bind,
-            "--workers", str(web_workers), "--threads", "4", "--access-logfile", "-",
+            python,
+            "-m",
+            "gunicorn",
+            "config.wsgi",
+            "--bind",
+            bind,
+            "--workers",
+            str(web_workers),
+            "--threads",
+            "4",
+            "--access-logfile",
+            "-",
         ]
         worker_cmd = [python, manage, "grading_worker", "--no-startup-delay"]
         processes: dict[str, tuple[list[str], subprocess.Popen]] = {}
@@ -57,17 +74,24 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, stop)
         start("web", web_cmd)
         for index in range(workers):
-            start(f"worker-{index + 1}", worker_cmd + ["--worker-id", f"{os.uname().nodename}-{os.getpid()}-{index + 1}"])
-        self.stdout.write(self.style.SUCCESS(
-            f"Dikkat is running on http://{bind}/ with {workers} grading worker(s). Press Ctrl-C to stop."
-        ))
+            start(
+                f"worker-{index + 1}",
+                worker_cmd + ["--worker-id", f"{os.uname().nodename}-{os.getpid()}-{index + 1}"],
+            )
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Dikkat is running on http://{bind}/ with {workers} grading worker(s). Press Ctrl-C to stop."
+            )
+        )
         try:
             while not stopping:
                 time.sleep(0.5)
                 for name, (cmd, process) in list(processes.items()):
                     if process.poll() is not None and not stopping:
                         if name == "web":
-                            self.stderr.write(f"The web server exited with code {process.returncode}; stopping.")
+                            self.stderr.write(
+                                f"The web server exited with code {process.returncode}; stopping."
+                            )
                             stopping = True
                             break
                         self.stderr.write(f"{name} exited with code {process.returncode}; restarting it.")

@@ -1,7 +1,7 @@
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from courses.authoring import load_course
 from courses.exercises import check_exercises
@@ -12,7 +12,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path, help="course folder (the one holding course.toml)")
-        parser.add_argument("--json", action="store_true", dest="as_json", help="print exactly one JSON object")
+        parser.add_argument(
+            "--json", action="store_true", dest="as_json", help="print exactly one JSON object"
+        )
 
     def handle(self, *args, path: Path, as_json: bool = False, **options):
         source = load_course(path)
@@ -31,4 +33,3 @@ class Command(BaseCommand):
             )
         if source.problems:
             raise SystemExit(1)
-

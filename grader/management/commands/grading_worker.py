@@ -37,6 +37,7 @@ class Command(DbWorkerCommand):
 
     def handle(self, *args, **options):
         from grader.core import sandbox_problem
+
         # DIKKAT_GRADER_POOL=N keeps N sandboxes with NumPy already imported, each used once.
         from grader.core.pool import enable_from_env
 
@@ -45,6 +46,7 @@ class Command(DbWorkerCommand):
             raise CommandError(f"This worker cannot grade safely: {problem}")
 
         enable_from_env()
-        threading.Thread(target=_sweep_forever, args=(settings.GRADING_SWEEP_INTERVAL,),
-                         name="lease-sweeper", daemon=True).start()
+        threading.Thread(
+            target=_sweep_forever, args=(settings.GRADING_SWEEP_INTERVAL,), name="lease-sweeper", daemon=True
+        ).start()
         return super().handle(*args, **options)

@@ -36,7 +36,13 @@ def make_cases(rng):
     # rastgele maske, 2 boyutlu, n_q != n_k
     add("maske-2d", N(size=(4, 3)), N(size=(6, 3)), N(size=(6, 2)), _random_mask(rng, (4, 6)))
     # causal maske 2 boyutlu, girdiler batch'li (yayınlama)
-    add("causal-batch", N(size=(4, 4, 4)), N(size=(4, 4, 4)), N(size=(4, 4, 2)), np.tril(np.ones((4, 4), dtype=bool)))
+    add(
+        "causal-batch",
+        N(size=(4, 4, 4)),
+        N(size=(4, 4, 4)),
+        N(size=(4, 4, 2)),
+        np.tril(np.ones((4, 4), dtype=bool)),
+    )
     # batch'li rastgele maske
     add("maske-batch", N(size=(3, 2, 3)), N(size=(3, 3, 3)), N(size=(3, 3, 5)), _random_mask(rng, (3, 2, 3)))
     # padding maskesi (batch, 1, n_k)

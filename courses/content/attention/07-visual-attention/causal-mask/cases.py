@@ -1,6 +1,3 @@
-import numpy as np
-
-
 def make_cases(rng):
     cases = []
     for i, n in enumerate([4, 6, 2], start=1):

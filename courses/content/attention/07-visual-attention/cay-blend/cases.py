@@ -12,6 +12,15 @@ def _causal_row(rng, n, i):
 def make_cases(rng):
     cases = []
     for k, (n, i, d) in enumerate([(7, 4, 2), (6, 4, 3), (5, 2, 4), (3, 2, 2)], start=1):
-        cases.append({"name": f"gizli-{k}", "hidden": True, "inputs": {
-            "x": rng.normal(size=d), "a": _causal_row(rng, n, i), "V": rng.normal(size=(n, d))}})
+        cases.append(
+            {
+                "name": f"gizli-{k}",
+                "hidden": True,
+                "inputs": {
+                    "x": rng.normal(size=d),
+                    "a": _causal_row(rng, n, i),
+                    "V": rng.normal(size=(n, d)),
+                },
+            }
+        )
     return cases
