@@ -48,7 +48,8 @@ class LoginThrottle(AxesDatabaseHandler):
             recent = attempts.aggregate(failures=Sum("failures_since_start"), last=Max("attempt_time"))
             if recent["failures"]:
                 ends = recent["last"] + pause_for(recent["failures"])
-                left = max(left, int((ends - request.axes_attempt_time).total_seconds() + 0.999))
+                now = request.axes_attempt_time  # type: ignore[attr-defined]  # set by django-axes
+                left = max(left, int((ends - now).total_seconds() + 0.999))
         return left
 
     def user_login_failed(self, sender, credentials: dict, request=None, **kwargs):

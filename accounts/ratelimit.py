@@ -16,7 +16,7 @@ settings leave room for a class of 200 students. The limits per student stay as 
 import ipaddress
 import math
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -91,6 +91,7 @@ class RateLimited(Exception):
 
     def response(self, request: HttpRequest) -> HttpResponse:
         """429 with Retry-After: JSON for the page's scripts, else a page that says what to do."""
+        response: HttpResponse
         if request.headers.get("X-Requested-With") == "dikkat":
             response = JsonResponse({"error": str(self), "retry_after": self.retry_after}, status=429)
         else:
@@ -131,6 +132,7 @@ class RateLimit:
         ]
         if self.site_reason is not None:
             counters.append((f"{self.name.lower()}:*", self._setting("GLOBAL"), self.site_reason))
+        window_end: datetime | None
         for key, limit, reason in counters:
             if not limit:
                 continue
@@ -140,7 +142,7 @@ class RateLimit:
                 seen, window_end = RateCounter.current(key)
                 seen += 1
             if seen > limit:
-                left = (window_end - timezone.now()).total_seconds()
+                left = (window_end - timezone.now()).total_seconds() if window_end else self.window
                 raise RateLimited(reason, math.ceil(left))
 
     def count(self, request: HttpRequest) -> None:

@@ -52,6 +52,8 @@ class Login(LoginView):
 
     def get_default_redirect_url(self) -> str:
         user = self.request.user
+        if not user.is_authenticated:
+            return super().get_default_redirect_url()
         started = LessonProgress.objects.filter(user=user, lesson__course__retired=False).exists()
         if started or Enrollment.objects.filter(user=user, course__retired=False).exists():
             return reverse("dashboard")

@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "axes",
     "accounts",
     "courses",
+    "jobs",
     "grader",
     "instructors",
     "assessments",
@@ -114,7 +115,7 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             # DIKKAT_SQLITE points a worker process at another file (the tests' database).
-            "NAME": os.environ.get("DIKKAT_SQLITE", VAR_DIR / "db.sqlite3"),
+            "NAME": os.environ.get("DIKKAT_SQLITE") or str(VAR_DIR / "db.sqlite3"),
             "OPTIONS": {
                 # WAL lets readers and the writer work at once; IMMEDIATE takes the write
                 # lock at BEGIN so concurrent writers wait on the busy timeout instead of
@@ -184,7 +185,7 @@ LOGIN_FAILURE_LIMIT_PER_IP = envint(
 # Console e-mail by default (password-reset links appear in the server log); production sets
 # EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend and the EMAIL_* variables.
 _email_backend = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
-MAILERS = {"default": {"BACKEND": _email_backend}}
+MAILERS: dict[str, dict[str, object]] = {"default": {"BACKEND": _email_backend}}
 if _email_backend.endswith("smtp.EmailBackend"):
     MAILERS["default"]["OPTIONS"] = {
         "host": os.environ.get("EMAIL_HOST", "localhost"),

@@ -183,8 +183,9 @@ def question_text(question):
 
 class QuestionInline(admin.TabularInline):
     model = Question
-    fields = ("order", "slug", question_text, kind_label, "max_attempts", "retired")
-    readonly_fields = ("slug", question_text, kind_label)
+    # Django accepts display functions here; django-stubs types these options as names only.
+    fields = ("order", "slug", question_text, kind_label, "max_attempts", "retired")  # type: ignore[assignment]
+    readonly_fields = ("slug", question_text, kind_label)  # type: ignore[assignment]
     extra = 0
     show_change_link = True
 
@@ -228,7 +229,7 @@ class QuestionAdmin(InstructorScopedAdmin):
     list_display = (question_text, "slug", kind_label, "lesson", "order", "max_attempts", "retired")
     list_filter = (KindFilter, "retired", "course")
     search_fields = ("slug", "prompt_html")
-    readonly_fields = (
+    readonly_fields = (  # type: ignore[assignment]  # display functions, as in QuestionInline
         "course",
         "lesson",
         "slug",

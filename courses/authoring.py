@@ -636,6 +636,8 @@ class _Loader:
         items = self.assessment_items(doc, known)
         if len(self.course.problems) > before:
             return None
+        # Every missing or unreadable time was reported as a problem above.
+        assert opens is not None and due is not None and closes is not None
         return AssessmentSource(
             slug=slug,
             title=title,

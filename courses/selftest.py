@@ -183,6 +183,7 @@ def submit_answer(user, question: Question, raw_answer) -> Attempt:
             )
             transaction.on_commit(lambda: answer_queue.enqueue(attempt.pk, stamped=True))
             return attempt
+        assert grade is not None  # graded above when no code runs
         return Attempt.objects.create(
             user=user,
             question=question,
@@ -232,6 +233,7 @@ def item_context(question: Question, state: QuestionState, user, *, confirm_reve
     """Everything the question templates need; the solution only once revealed.
     ``confirm_reveal``: the student asked to see the answer and must confirm what it costs."""
     kind = get_kind(question.kind)
+    assert kind is not None  # the import refuses unknown kinds
     last = state.last_answer
     warning = reveal_warning(question, state) if state.can_reveal else ""
     return {

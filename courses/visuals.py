@@ -418,7 +418,8 @@ def heatmap(lesson_dir: Path) -> str:
     model = load_toy_model(lesson_dir)
     uid = _uid(lesson_dir, "heatmap")
     layout = _heatmap_layout(model.sentences)
-    data, panels = {"sentences": []}, []
+    data: dict[str, list[dict[str, object]]] = {"sentences": []}
+    panels: list[str] = []
     for _index, sentence in enumerate(model.sentences):
         weights = model.self_attention(sentence)["weights"]
         data["sentences"].append(

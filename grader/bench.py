@@ -208,11 +208,11 @@ def main(argv: list[str] | None = None) -> int:
 
     pooled = None
     if args.pool:
-        pool = enable_pool(args.pool)
+        warm = enable_pool(args.pool)
         try:
             pooled = []
             for _ in range(args.runs):
-                pool.wait_ready()  # low load: a warm sandbox is waiting
+                warm.wait_ready()  # low load: a warm sandbox is waiting
                 t = time.perf_counter()
                 result = grade(solution, spec, cases, ref)
                 pooled.append(time.perf_counter() - t)

@@ -20,7 +20,8 @@ MATH = re.compile(r"\$([^$\n]{1,200})\$")
 def inline_math(text: str) -> SafeString:
     if not isinstance(text, str):
         return mark_safe("")
-    parts, last = [], 0
+    parts: list[str] = []
+    last = 0
     for found in MATH.finditer(text):
         parts.append(escape(text[last : found.start()]))
         mathml, problem = render_math(found.group(1), display=False)

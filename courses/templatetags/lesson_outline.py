@@ -26,7 +26,7 @@ def lesson_outline(body_html: str) -> Outline:
     """Give every <h2> of a rendered lesson body an id ("bolum-1", …) unless it has one, list
     the sections, and frame each Markdown table so that it scrolls by itself (keyboard too)
     instead of widening the page. The body is HTML rendered at import: it is trusted."""
-    sections = []
+    sections: list[tuple[str, SafeString]] = []
 
     def anchor(match: re.Match) -> str:
         attrs, inner = match.group("attrs"), match.group("inner")

@@ -26,13 +26,14 @@ class Command(BaseCommand):
             raw = json.loads(answer)
         except json.JSONDecodeError as exc:
             raise CommandError(f"--json is not valid JSON: {exc}") from None
-        kind = get_kind(question.kind)
         try:
             cleaned, grade = grade_answer(question, raw)
         except (AnswerError, NotGradable) as exc:
             raise CommandError(f"answer not gradable: {exc}") from None
         except GraderFailed as exc:
             raise CommandError(f"the grader failed (not the answer's fault): {exc}") from None
+        kind = get_kind(question.kind)
+        assert kind is not None  # the import refuses unknown kinds
         feedback = [
             " ".join(
                 filter(
