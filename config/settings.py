@@ -124,7 +124,9 @@ else:
                 "transaction_mode": "IMMEDIATE",
                 "timeout": 30,
             },
-            "TEST": {"NAME": VAR_DIR / "test-db.sqlite3"},
+            # One test database per test run (its process), so that two runs on one checkout
+            # never share (nor delete) each other's database.
+            "TEST": {"NAME": str(VAR_DIR / f"test-db-{os.getpid()}.sqlite3")},
             # Keep each thread's connection between requests and tasks: opening one (and
             # closing it) costs more than a typical status poll's queries.
             "CONN_MAX_AGE": envint("DB_CONN_MAX_AGE", 600),

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 PRODUCTION = {
@@ -51,3 +53,17 @@ def test_without_variables_debug_is_off_and_a_secret_key_is_generated_untracked(
     assert oct((tmp_path / "secret_key").stat().st_mode & 0o777) == "0o600"
     tracked = subprocess.run(["git", "ls-files", "var"], cwd=ROOT, capture_output=True, text=True).stdout
     assert tracked == ""
+
+
+def test_a_second_test_run_on_this_checkout_gets_its_own_database(db):
+    """Two `make test` runs at once on one checkout must not share (or delete) one test database."""
+    from django.conf import settings
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        pytest.skip("PostgreSQL runs get a throw-away server of their own (scripts/postgres.sh)")
+    script = "from django.conf import settings; print(settings.DATABASES['default']['TEST']['NAME'])"
+    other = manage("shell", "-v", "0", "-c", script, env={"DIKKAT_VAR_DIR": str(settings.VAR_DIR)})
+    ours = connection.settings_dict["NAME"]
+    assert Path(ours).parent == Path(other.stdout.strip()).parent == Path(settings.VAR_DIR)
+    assert other.stdout.strip() != ours
