@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from .pool import run_sandboxed
 from .results import LoadProblem, OutputDir
-from .sandbox import run_sandboxed
 from .spec import CASE_NAME_RE, MAX_CASES, MAX_INPUT_ELEMENTS, Case, ExerciseSpec, SpecError, is_identifier
 
 CASES_FILE = "cases.py"

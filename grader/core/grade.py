@@ -24,8 +24,9 @@ import numpy as np
 from . import messages as M
 from .compare import compare_result, compare_stdout, outputs_match
 from .messages import Message
+from .pool import run_sandboxed
 from .results import LoadProblem, OutputDir
-from .sandbox import SandboxUnavailable, run_sandboxed
+from .sandbox import SandboxUnavailable
 from .sandbox import _off as sandbox_layer_off
 from .spec import Case, ExerciseSpec
 from .traces import shape_trace
@@ -224,7 +225,7 @@ def execute(
     *,
     mode: str | None = None,
 ) -> ProgramRun:
-    """Run ``code`` on the given cases in one sandbox; phases run in order (see sandbox.run_sandboxed)."""
+    """Run ``code`` on the given cases in one sandbox; phases run in order (see pool.run_sandboxed)."""
     limits = spec.limits
     mode = mode or spec.kind
     result_names = list(spec.results)

@@ -25,9 +25,15 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .limits import Limits
-from .sandbox import Sandbox
+from .results import OutputDir
+from .sandbox import RunOutcome, Sandbox
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger("grader.pool")
 
@@ -146,3 +152,25 @@ def enable_from_env() -> SandboxPool | None:
 def take(limits: Limits) -> Sandbox | None:
     pool = _pool
     return pool.take(limits) if pool is not None else None
+
+
+def run_sandboxed(
+    *,
+    job: dict[str, Any],
+    code: str,
+    phases: list[list[tuple[int, dict[str, np.ndarray]]]],
+    limits: Limits,
+    collect: Callable[[OutputDir, int], Any],
+) -> RunOutcome:
+    """Run the trusted runner on ``code`` in a single-use sandbox.
+
+    ``phases`` lists, per phase, the cases (index, inputs) to run.  Only phase 0's
+    inputs exist when the program starts; each later phase's inputs are written
+    after ``collect(out, p)`` has snapshotted phase p's outputs, so output of
+    visible cases can never contain hidden inputs.  ``collect`` is called once per
+    phase that started, the last time after every process of the run is dead.
+    The sandbox comes from the pool when one is enabled (see below; the job's limits are
+    applied at hand-off), else it is spawned now with them.
+    """
+    sandbox = take(limits) or Sandbox(limits)
+    return sandbox.run(job, code, phases, collect, limits=limits)

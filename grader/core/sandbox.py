@@ -1067,7 +1067,7 @@ class Sandbox:
         collect: Callable[[OutputDir, int], Any],
         limits: Limits | None = None,
     ) -> RunOutcome:
-        """Give the waiting runner its job and supervise it to the end (see `run_sandboxed`).
+        """Give the waiting runner its job and supervise it to the end (see `pool.run_sandboxed`).
 
         ``limits`` are the job's own (default: those the sandbox was spawned with); a pooled
         sandbox spawned with a higher ceiling gets them at hand-off, before the job exists:
@@ -1193,30 +1193,6 @@ class Sandbox:
         if self.uid_lease is not None:
             self.uid_lease.release()
         self.run_lock.release()  # last: until now a clean-up would have taken us for alive
-
-
-def run_sandboxed(
-    *,
-    job: dict[str, Any],
-    code: str,
-    phases: list[list[tuple[int, dict[str, np.ndarray]]]],
-    limits: Limits,
-    collect: Callable[[OutputDir, int], Any],
-) -> RunOutcome:
-    """Run the trusted runner on ``code`` in a single-use sandbox.
-
-    ``phases`` lists, per phase, the cases (index, inputs) to run.  Only phase 0's
-    inputs exist when the program starts; each later phase's inputs are written
-    after ``collect(out, p)`` has snapshotted phase p's outputs, so output of
-    visible cases can never contain hidden inputs.  ``collect`` is called once per
-    phase that started, the last time after every process of the run is dead.
-    The sandbox comes from the pool when one is enabled (see pool.py; the job's limits are
-    applied at hand-off), else it is spawned now with them.
-    """
-    from . import pool
-
-    sandbox = pool.take(limits) or Sandbox(limits)
-    return sandbox.run(job, code, phases, collect, limits=limits)
 
 
 def _wall_seconds(limits: Limits) -> float:
