@@ -353,8 +353,6 @@ def discover_v2(base: Path | None = None) -> V2Backend | None:
         candidates = [own, mount] if own is not None and own != mount else [mount]
     best: V2Backend | None = None
     for candidate in candidates:
-        if candidate is None:
-            continue
         backend = plan_v2(candidate)
         if backend is None:
             continue

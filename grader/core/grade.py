@@ -699,8 +699,6 @@ def grade(
         return GradeResult(
             verdict=Verdict.REJECTED, message=problem, duration_ms=int((time.monotonic() - started) * 1000)
         )
-    if isinstance(source, bytes):
-        source = source.decode("utf-8")
     cases = list(cases)
     try:
         run = execute(source, spec, cases, _phases(cases, only_visible))

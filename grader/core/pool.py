@@ -88,8 +88,8 @@ class SandboxPool:
                     self._wake.clear()
                     continue
                 with self._lock:
-                    if self._closed:
-                        sandbox.destroy()
+                    if self._closed:  # set by close() in another thread meanwhile
+                        sandbox.destroy()  # type: ignore[unreachable]  # mypy cannot see that thread
                         return
                     self._ready.append(sandbox)
                 continue
