@@ -676,7 +676,7 @@ def _internal_error(started: float, what: str) -> GradeResult:
 
 
 def grade(
-    source: str,
+    source: str | bytes,
     spec: ExerciseSpec,
     cases: list[Case],
     ref: Reference,
@@ -699,6 +699,8 @@ def grade(
         return GradeResult(
             verdict=Verdict.REJECTED, message=problem, duration_ms=int((time.monotonic() - started) * 1000)
         )
+    if isinstance(source, bytes):  # raw bytes (the CLI): check_source has proved them UTF-8
+        source = source.decode("utf-8")
     cases = list(cases)
     try:
         run = execute(source, spec, cases, _phases(cases, only_visible))
