@@ -36,11 +36,13 @@ test-fast: setup
 test-layers: setup
 	@$(PY) scripts/test_layers.py
 
-# Grader latency/throughput against a bare NumPy process, then page throughput under gunicorn.
+# Grader latency/throughput against a bare NumPy process, page throughput under gunicorn, then
+# time to verdict in a browser (click to verdict on the page) at an idle site.
 bench: setup
 	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; } || true
 	@$(PY) -m grader.bench --pool 1 --also courses/content/attention/06-scaled-dot-product/attention-function
 	@$(PY) scripts/pagebench.py
+	@$(PY) scripts/verdictbench.py
 
 # Load and crash test of the grading queue: 500 submissions over HTTP, workers SIGKILLed.
 loadtest: setup
