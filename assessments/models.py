@@ -133,10 +133,11 @@ class Assessment(models.Model):
             slug for entry in self.items for slug in ([entry["item"]] if "item" in entry else entry["pool"])
         ]
 
-    def items_for(self, user) -> list[dict]:
-        """The student's items in order, pools drawn once per student and kept:
-        [{"item": slug, "points": p}]."""
-        draws = PoolDraw.for_user(self, user)
+    def items_for(self, user, draws: dict | None = None) -> list[dict]:
+        """The student's items in order: [{"item": slug, "points": p}]. Pools are drawn per
+        student (``draws``: PoolDraw.drawn's value for the student; read when not given)."""
+        if draws is None:
+            draws = PoolDraw.drawn(self, [user])[user.pk]
         out = []
         for entry in self.items:
             if "item" in entry:
@@ -176,7 +177,7 @@ class Assessment(models.Model):
     def check_hand_in(self, user, slug: str, received: datetime) -> float:
         """The credit for work on item ``slug`` received at ``received``, or Refused saying why.
         Called before storing (to spare the grader) and again on the stored row's own time."""
-        if slug not in {entry["item"] for entry in self.items_for(user)}:
+        if slug not in {entry["item"] for entry in self.items_for(user, PoolDraw.keep(self, user))}:
             if slug in self.item_slugs():
                 raise Refused(gettext("This question is not part of your version of the assessment."))
             raise Refused(gettext("This item is not part of this assessment."))
@@ -202,14 +203,15 @@ class Assessment(models.Model):
             raise Refused(gettext("You have used all your attempts for this item in this assessment."))
         return credit
 
-    def feedback_shown(self, user, now: datetime | None = None) -> str:
+    def feedback_shown(self, user, now: datetime | None = None, windows: Windows | None = None) -> str:
         """What a student sees of graded work: "full", "score" (score and how many parts are
-        wrong, never which) or "received" (only that it arrived)."""
+        wrong, never which) or "received" (only that it arrived). ``windows``: the student's,
+        when the caller has them already."""
         if self.feedback == self.Feedback.IMMEDIATE:
             return "full"
         if self.feedback == self.Feedback.SCORE_ONLY:
             return "score"
-        closes = self.windows_for(self.override_for(user)).closes
+        closes = (windows or self.windows_for(self.override_for(user))).closes
         return "full" if self.feedback_released or (now or timezone.now()) > closes else "received"
 
     def start(self, user, password: str = "", now: datetime | None = None) -> "AssessmentSession":
@@ -228,6 +230,7 @@ class Assessment(models.Model):
                 raise Refused(gettext("This assessment is not open yet."))
             if state == "closed":
                 raise Refused(gettext("This assessment is closed; work can no longer be handed in."))
+            PoolDraw.keep(self, user)  # an exam's version is fixed from its start
             session = AssessmentSession.objects.create(
                 assessment=self,
                 user=user,
@@ -242,6 +245,7 @@ class Assessment(models.Model):
                     event=ExamLogEntry.Event.STARTED,
                     detail=f"deadline {session.deadline.isoformat()}",
                 )
+                session.schedule_close()
             return session
 
     def deadline_for(
@@ -269,8 +273,35 @@ class PoolDraw(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["assessment", "user"], name="one_draw_per_student")]
 
+    @staticmethod
+    def _draw(assessment: Assessment, user_id: int, entry: dict) -> list[str]:
+        rng = random.Random(f"{assessment.course_id}:{assessment.slug}:{user_id}:{_pool_key(entry)}")
+        return rng.sample(sorted(entry["pool"]), entry["pick"])
+
     @classmethod
-    def for_user(cls, assessment: Assessment, user) -> dict:
+    def drawn(cls, assessment: Assessment, users) -> dict[int, dict]:
+        """user id → pool key → slugs, for many students in one query, writing nothing: a kept
+        draw where there is one, else the draw that keeping would store (it is seeded)."""
+        pools = [entry for entry in assessment.items if "pool" in entry]
+        ids = [user.pk for user in users]
+        if not pools:
+            return {pk: {} for pk in ids}
+        kept = dict(
+            cls.objects.filter(assessment=assessment, user_id__in=ids).values_list("user_id", "draws")
+        )
+        out = {}
+        for pk in ids:
+            draws = dict(kept.get(pk) or {})
+            for entry in pools:
+                key = _pool_key(entry)
+                if key not in draws:
+                    draws[key] = cls._draw(assessment, pk, entry)
+            out[pk] = draws
+        return out
+
+    @classmethod
+    def keep(cls, assessment: Assessment, user) -> dict:
+        """The student's draws, stored: called when work is handed in or an exam starts."""
         pools = [entry for entry in assessment.items if "pool" in entry]
         if not pools:
             return {}
@@ -278,9 +309,7 @@ class PoolDraw(models.Model):
         missing = [entry for entry in pools if _pool_key(entry) not in row.draws]
         if missing:
             for entry in missing:
-                key = _pool_key(entry)
-                rng = random.Random(f"{assessment.course_id}:{assessment.slug}:{user.pk}:{key}")
-                row.draws[key] = rng.sample(sorted(entry["pool"]), entry["pick"])
+                row.draws[_pool_key(entry)] = cls._draw(assessment, user.pk, entry)
             cls.objects.filter(pk=row.pk).update(draws=row.draws)
         return row.draws
 
@@ -324,11 +353,13 @@ class StudentOverride(models.Model):
         deadline = self.assessment.deadline_for(session.started_at, self.assessment.windows_for(self), self)
         if deadline != session.deadline:
             AssessmentSession.objects.filter(pk=session.pk).update(deadline=deadline)
+            before, session.deadline = session.deadline, deadline
+            session.schedule_close()  # a task at the old deadline finds the exam not over yet
             ExamLogEntry.objects.create(
                 assessment=self.assessment,
                 user=self.user,
                 event=ExamLogEntry.Event.EXTENDED,
-                detail=f"deadline {session.deadline.isoformat()} → {deadline.isoformat()}",
+                detail=f"deadline {before.isoformat()} → {deadline.isoformat()}",
             )
 
 
@@ -350,18 +381,36 @@ class AssessmentSession(models.Model):
             return 0
         return max(0, int((self.deadline - (now or timezone.now())).total_seconds()))
 
+    def is_over(self, now: datetime | None = None) -> bool:
+        return self.submitted_at is not None or (now or timezone.now()) >= self.deadline
+
     def hand_in(self, now: datetime | None = None) -> bool:
-        """End the exam; False when it had already ended."""
+        """End the exam; False when it had already ended. Past the deadline it ends at the
+        deadline, logged as the time running out (the student may never have come back)."""
         now = now or timezone.now()
+        time_up = now >= self.deadline
         done = AssessmentSession.objects.filter(pk=self.pk, submitted_at__isnull=True).update(
             submitted_at=min(now, self.deadline)
         )
         if done:
             ExamLogEntry.objects.create(
-                assessment=self.assessment, user=self.user, at=now, event=ExamLogEntry.Event.SUBMITTED
+                assessment=self.assessment,
+                user=self.user,
+                at=self.deadline if time_up else now,
+                event=ExamLogEntry.Event.TIME_UP if time_up else ExamLogEntry.Event.SUBMITTED,
             )
             self.refresh_from_db(fields=["submitted_at"])
         return bool(done)
+
+    def schedule_close(self) -> None:
+        """Hand the exam in at its deadline on the server, whether or not the student is still
+        there: a task for the workers, run at the deadline once this transaction commits."""
+        if not self.assessment.is_exam:
+            return
+        from .tasks import close_exam  # the task module imports this one
+
+        session_id, deadline = self.pk, self.deadline
+        transaction.on_commit(lambda: close_exam.using(run_after=deadline).enqueue(session_id))
 
 
 class HandInQuerySet(models.QuerySet):
@@ -404,6 +453,7 @@ class ExamLogEntry(models.Model):
         SAVED = "saved", _("answer saved")
         REFUSED = "refused", _("refused")
         SUBMITTED = "submitted", _("handed in")
+        TIME_UP = "time_up", _("handed in: time over")
         EXTENDED = "extended", _("time changed")
 
     assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="log")

@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 from courses.models import Attempt, Course
 from grader.models import NOT_COUNTED, Submission
 
-from .models import Assessment, HandIn, ManualScore
+from .models import Assessment, HandIn, ManualScore, PoolDraw
 
 
 @dataclass
@@ -86,7 +86,10 @@ def _is_pending(hand_in: HandIn) -> bool:
 
 
 def student_scores(assessment: Assessment, users) -> list[StudentScores]:
+    """Every student's item scores, in a fixed number of queries whatever the number of
+    students; reads only (pool draws not kept yet are computed, not stored)."""
     users = list(users)
+    draws = PoolDraw.drawn(assessment, users)
     hand_ins: dict[tuple[int, str], list[HandIn]] = {}
     for h in (
         HandIn.objects.filter(assessment=assessment, user__in=users)
@@ -104,7 +107,7 @@ def student_scores(assessment: Assessment, users) -> list[StudentScores]:
     for user in users:
         windows = assessment.windows_for(overrides.get(user.pk))
         row = StudentScores(user)
-        for entry in assessment.items_for(user):
+        for entry in assessment.items_for(user, draws[user.pk]):
             item = ItemScore(entry["item"], entry["points"])
             mine = hand_ins.get((user.pk, item.item), [])
             item.hand_ins = len(mine)

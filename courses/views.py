@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.ratelimit import ANSWERS, WRONG_ENROLMENT_CODES, RateLimited
 from assessments.models import lesson_use_refused
+from assessments.overview import student_overview
 from assessments.views import answer_in_assessment, assessment_rows
 from grader.views import exercise_item_context
 
@@ -169,7 +170,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     """İlerlemem: per course, where to continue, what to do next, and every lesson's and item's score."""
     enrollments = Enrollment.objects.filter(user=request.user, course__retired=False).select_related("course")
     courses = [course_progress(request.user, enrollment.course) for enrollment in enrollments]
-    return render(request, "courses/dashboard.html", {"courses": courses})
+    assessments = student_overview(request.user, [p.course for p in courses])
+    return render(request, "courses/dashboard.html", {"courses": courses, "assessments": assessments})
 
 
 def _get_question_for_user(request, course_slug: str, lesson_slug: str, slug: str) -> Question:

@@ -609,3 +609,138 @@ def test_an_open_exams_items_cannot_be_answered_or_revealed_on_their_lesson_page
     with time_machine.travel(at("2026-12-15 12:30"), tick=False):  # closed: practice again
         assert _lesson_answer(student, "n2", "5").status_code == 200
     assert Attempt.objects.filter(user=alice).count() == 1
+
+
+# -- İlerlemem (the student dashboard) -------------------------------------------------------------
+
+
+def dashboard_text(client) -> str:
+    """The text of İlerlemem's assessments section."""
+    import re
+
+    html = client.get(reverse("dashboard")).text
+    section = re.search(r'<section class="[^"]*progress-assessments.*?</section>', html, re.S)
+    assert section is not None
+    return " ".join(re.sub(r"<[^>]+>", " ", section.group()).split())
+
+
+def test_dashboard_shows_what_is_due_next_and_the_scores_so_far(student, alice, homework, exam):
+    with time_machine.travel(at("2026-12-05 12:00"), tick=False):
+        post_answer(student, "first-choice", "a")
+        page = dashboard_text(student)
+    # The homework, open, first (due nearest); its date in Istanbul time; the exam opens later.
+    assert "Ödev ödev · Mini" in page and "Teslime 3 gün, 11 saat var (8 Aralık 2026 23:59)." in page
+    assert "Sınav sınav · Mini" in page and "15 Aralık 2026 10:00 tarihinde açılır." in page
+    assert page.index("Ödev ödev") < page.index("Sınav sınav")
+    assert "5 üzerinden 1 puan" in page  # first-choice right (1 point); the two pool items (2 each) not yet
+    with time_machine.travel(at("2026-12-09 12:00"), tick=False):
+        page = dashboard_text(student)
+    assert "Geç teslim: 10 Aralık 2026 23:59 tarihine kadar puanın %80 kadarı sayılır." in page
+
+
+def test_dashboard_keeps_an_after_close_exams_scores_back_until_it_closes(student, alice, exam):
+    with time_machine.travel(at("2026-12-15 10:05"), tick=False):
+        start(student)
+        post_answer(student, "n1", "1", assessment="sinav")
+        page = dashboard_text(student)
+        assert "Sınav sürüyor: 30 dakika kaldı (bitiş 10:35)." in page
+        student.post(reverse("assessment_finish", args=["mini", "sinav"]))
+        page = dashboard_text(student)
+    assert "Sınav teslim edildi." in page and "1 öğe alındı; puanlar kapanıştan sonra" in page
+    assert "üzerinden" not in page
+    with time_machine.travel(at("2026-12-15 12:01"), tick=False):
+        page = dashboard_text(student)
+    assert "2 üzerinden 1 puan" in page
+
+
+# -- gradebook cost; exams that end on the server ------------------------------------------------
+
+
+def test_gradebook_costs_the_same_queries_for_few_or_many_students_and_writes_nothing(
+    teacher, course, homework, make_user
+):
+    from django.test.utils import CaptureQueriesContext
+
+    from assessments.models import PoolDraw
+
+    def gradebook_queries(students: int) -> list[str]:
+        for i in range(students):
+            course.enroll(make_user(f"ogr{students}-{i}"))
+        with CaptureQueriesContext(connection) as queries:
+            page = teacher.get(reverse("assessment_gradebook", args=["mini", "odev"]))
+        assert page.status_code == 200
+        return [q["sql"] for q in queries.captured_queries]
+
+    few = gradebook_queries(2)
+    many = gradebook_queries(10)  # 12 students now
+    assert len(many) == len(few)
+    assert not [sql for sql in few + many if sql.lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE"))]
+    assert not PoolDraw.objects.exists()
+
+
+def test_the_draw_shown_before_any_hand_in_is_the_one_kept(student, alice, homework):
+    from assessments.models import PoolDraw
+
+    shown = drawn(homework, alice)
+    assert not PoolDraw.objects.exists()  # reading draws stores nothing
+    with time_machine.travel(at("2026-12-05 12:00"), tick=False):
+        post_answer(student, "first-choice", "a")
+    assert PoolDraw.objects.get(user=alice).draws and drawn(homework, alice) == shown
+
+
+@pytest.mark.queue
+@pytest.mark.django_db(transaction=True)
+def test_an_exam_is_handed_in_by_the_server_when_its_time_is_over(student, alice, exam, run_queue):
+    with time_machine.travel(at("2026-12-15 10:05"), tick=False):
+        start(student)
+        post_answer(student, "n1", "1", assessment="sinav")
+    with time_machine.travel(at("2026-12-15 10:34:59"), tick=False):
+        run_queue()  # not yet: the task waits for the deadline
+    assert AssessmentSession.objects.get(user=alice).submitted_at is None
+    with time_machine.travel(at("2026-12-15 10:35:02"), tick=False):
+        run_queue()  # the student never came back
+    assert AssessmentSession.objects.get(user=alice).submitted_at == at("2026-12-15 10:35")
+    entry = ExamLogEntry.objects.get(event="time_up")
+    assert entry.at == at("2026-12-15 10:35") and entry.get_event_display() == "teslim edildi: süre doldu"
+    with time_machine.travel(at("2026-12-15 10:40"), tick=False):
+        page = post_answer(student, "n2", "2", assessment="sinav")
+        assert "Bu sınavı teslim ettiniz; cevaplar artık değiştirilemez." in page.text
+        page = student.get(reverse("assessment", args=["mini", "sinav"])).text
+    assert "Sınavınız 15 Aralık 2026 10:35:00 itibarıyla teslim edildi" in page
+    assert 'name="assessment"' not in page  # no answer forms
+    assert list(Attempt.objects.values_list("question__slug", flat=True)) == ["n1"]
+
+
+@pytest.mark.queue
+@pytest.mark.django_db(transaction=True)
+def test_extra_time_given_during_an_exam_keeps_it_open_past_the_first_deadline(
+    student, alice, exam, run_queue, make_user
+):
+    with time_machine.travel(at("2026-12-15 10:05"), tick=False):
+        start(student)
+        override = StudentOverride.objects.create(
+            assessment=exam, user=alice, time_factor=1.5, set_by=make_user("hoca")
+        )
+        override.apply_to_session()
+    with time_machine.travel(at("2026-12-15 10:36"), tick=False):
+        run_queue()
+        assert AssessmentSession.objects.get(user=alice).submitted_at is None
+        post_answer(student, "n2", "2", assessment="sinav")
+    with time_machine.travel(at("2026-12-15 10:51"), tick=False):
+        run_queue()
+    assert AssessmentSession.objects.get(user=alice).submitted_at == at("2026-12-15 10:50")
+    assert list(ExamLogEntry.objects.values_list("event", flat=True)) == [
+        "started",
+        "extended",
+        "saved",
+        "time_up",
+    ]
+
+
+def test_the_pages_clock_hands_in_at_zero_and_says_the_time_is_up(student, alice, exam):
+    with time_machine.travel(at("2026-12-15 10:05"), tick=False):
+        start(student)
+    with time_machine.travel(at("2026-12-15 10:35:01"), tick=False):
+        page = student.post(reverse("assessment_finish", args=["mini", "sinav"]), follow=True).text
+    assert "Süre doldu: sınavınız kaydettiğiniz cevaplarla teslim edildi." in page
+    assert AssessmentSession.objects.get(user=alice).submitted_at == at("2026-12-15 10:35")
