@@ -44,9 +44,11 @@ bench: setup
 	@$(PY) scripts/pagebench.py
 	@$(PY) scripts/verdictbench.py
 
-# Load and crash test of the grading queue: 500 submissions over HTTP, workers SIGKILLed.
+# A deadline rush on the grading queue over HTTP: 500 students, 1,000 submissions and code-blank
+# answers over 5 minutes, grading workers SIGKILLed twice. A short one:
+# make loadtest ARGS="--minutes 1 --students 100 --submissions 200"
 loadtest: setup
-	@$(PY) scripts/loadtest.py
+	@$(PY) scripts/loadtest.py $(ARGS)
 
 # Re-pin dependencies after changing pyproject.toml.
 lock:
