@@ -20,7 +20,7 @@ from django.utils.crypto import constant_time_compare
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from courses.models import RETIRE_HELP, ActiveQuerySet, Course
+from courses.models import RETIRE_HELP, ActiveQuerySet, Course, Exercise, Question
 from grader.models import NOT_COUNTED
 
 
@@ -148,10 +148,10 @@ class Assessment(models.Model):
                 )
         return out
 
-    def item_objects(self) -> dict:
+    def item_objects(self) -> dict[str, "Question | Exercise"]:
         """slug → the course's Question or Exercise (retired ones too: their work is kept)."""
         slugs = self.item_slugs()
-        found = {
+        found: dict[str, Question | Exercise] = {
             q.slug: q for q in self.course.questions.filter(slug__in=slugs).select_related("lesson", "course")
         }
         found.update(

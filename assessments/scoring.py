@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 from courses.models import Attempt, Course
 from grader.models import NOT_COUNTED, Submission
 
-from .models import Assessment, HandIn, ManualScore, PoolDraw
+from .models import Assessment, HandIn, ManualScore, PoolDraw, StudentOverride
 
 
 @dataclass
@@ -45,6 +45,7 @@ class ItemScore:
 class StudentScores:
     user: User
     items: list[ItemScore] = field(default_factory=list)
+    override: "StudentOverride | None" = None  # for the gradebook's "who set it, when"
 
     @property
     def total(self) -> float:

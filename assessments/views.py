@@ -2,9 +2,11 @@
 start page and clock, and the hand-in of answers and code posted from an assessment's page
 (the answer and submit views pass such posts here)."""
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -13,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.ratelimit import SUBMISSIONS
 from courses.kinds import AnswerError, GraderFailed, NotGradable, get_kind
-from courses.models import Course
+from courses.models import Course, Exercise
 from courses.selftest import AnsweringTooFast, AnswerPending, AnswerRefused
 from grader.grading import SubmissionRefused
 
@@ -87,7 +89,7 @@ def assessment_detail(request: HttpRequest, course_slug: str, slug: str) -> Http
         "needs_start": needs_start,
         "may_hand_in": may_hand_in,
         "exam_running": exam_running,
-        "seconds_left": session.seconds_left(now) if exam_running else None,
+        "seconds_left": session.seconds_left(now) if exam_running and session is not None else None,
         # What a start now would give: the time limit (× the student's factor), or less near the close.
         "minutes_if_started": int(
             (assessment.deadline_for(now, windows, override) - now).total_seconds() // 60
@@ -116,7 +118,7 @@ def _item_rows(assessment: Assessment, user, may_hand_in: bool) -> list[dict]:
         mine = hand_ins.get(score.item, [])
         last = mine[-1] if mine else None
         used = HandIn.objects.filter(pk__in=[h.pk for h in mine]).counting().count() if mine else 0
-        row = {
+        row: dict[str, Any] = {
             "item": item,
             "score": score,
             "last": last,
@@ -125,7 +127,7 @@ def _item_rows(assessment: Assessment, user, may_hand_in: bool) -> list[dict]:
             "attempts_left": None if allowed is None else max(0, allowed - used),
             "may_hand_in": may_hand_in and (allowed is None or used < allowed),
         }
-        if item.is_exercise:
+        if isinstance(item, Exercise):
             submission = last.submission if last else None
             row.update(
                 submission=submission,
@@ -134,14 +136,16 @@ def _item_rows(assessment: Assessment, user, may_hand_in: bool) -> list[dict]:
             )
         else:
             kind = get_kind(item.kind)
+            if kind is None:  # a kind this site no longer has: nothing to show
+                continue
             attempt = last.attempt if last else None
             row.update(
                 attempt=attempt, kind_context=kind.context(item.spec, (user.pk, item.course_id, item.slug))
             )
-            feedback = []
+            feedback: list[dict] = []
             if attempt is not None and attempt.status == attempt.Status.DONE:
                 try:
-                    feedback = kind.feedback_items(item.spec, attempt.answer, attempt.feedback)
+                    feedback = kind.feedback_items(item.spec, attempt.answer or {}, attempt.feedback or [])
                 except (KeyError, IndexError, TypeError, StopIteration):
                     feedback = []
             # score_only: how many parts are wrong, never which.
@@ -200,8 +204,11 @@ def answer_in_assessment(request: HttpRequest, question, slug: str) -> HttpRespo
     if not question.course.is_enrolled(request.user):
         messages.error(request, _("Enrol in the course to see its assessments."))
         return redirect(back)
+    kind = get_kind(question.kind)
+    if kind is None:
+        raise Http404
     try:
-        raw = get_kind(question.kind).answer_from_post(question.spec, request.POST)
+        raw = kind.answer_from_post(question.spec, request.POST)
         attempt = record_answer(assessment, request.user, question, raw)
     except Refused as refused:
         log_refusal(assessment, request.user, question.slug, str(refused))
