@@ -15,7 +15,7 @@ from grader.core import (
 )
 
 from .authoring import CourseSource, Problem
-from .kinds.fill_in import prepare_reference
+from .kinds import get_kind
 
 
 def _spec_line(exercise, key: str) -> int:
@@ -39,9 +39,10 @@ def check_exercises(source: CourseSource, *, build: bool) -> list[Problem]:
     problems: list[Problem] = []
     try:
         for question in source.all_questions():
-            if question.kind == "fill_in" and question.spec.get("grader"):
+            kind = get_kind(question.kind)
+            if kind is not None:
                 try:
-                    prepare_reference(question.spec)
+                    kind.prepare_grading(question.spec)
                 except ReferenceFailed as failed:
                     problems.append(
                         Problem(

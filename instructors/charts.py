@@ -1,29 +1,20 @@
 """Small horizontal bar charts as server-rendered SVG (no script, readable as a table too)."""
 
-from django.template.loader import render_to_string
+from collections.abc import Iterable
 
 
-def bar_chart(rows: list[tuple[str, int]], title: str, label_heading: str = "") -> str:
-    if not rows:
-        return ""
-    largest = max(count for _, count in rows) or 1
-    bar_height, gap, width = 22, 6, 100
+def bar_chart_context(rows: Iterable[tuple[object, int]], title: str, label_heading: str = "") -> dict:
+    """What ``instructors/bar_chart.html`` draws: one bar per (label, count), the longest as
+    wide as the chart. A label is text, or a kind's Choice (its ``correct`` gets a ✓)."""
+    rows = list(rows)
+    largest = max((count for _, count in rows), default=0) or 1
     bars = [
         {
-            "label": label,
+            "label": getattr(label, "label", label),
+            "correct": getattr(label, "correct", False),
             "count": count,
-            "y": i * (bar_height + gap),
-            "width": round(width * count / largest, 2),
+            "width": round(100 * count / largest, 2),
         }
-        for i, (label, count) in enumerate(rows)
+        for label, count in rows
     ]
-    return render_to_string(
-        "instructors/bar_chart.html",
-        {
-            "title": title,
-            "label_heading": label_heading,
-            "bars": bars,
-            "height": len(rows) * (bar_height + gap),
-            "bar_height": bar_height,
-        },
-    )
+    return {"title": title, "label_heading": label_heading, "bars": bars}

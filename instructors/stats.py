@@ -6,10 +6,12 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.contrib.auth.models import User
 from django.db.models import Max
 from django.utils.text import Truncator
 from django.utils.translation import gettext as _
 
+from courses.kinds import get_kind
 from courses.models import Attempt, Course, Enrollment, LessonProgress
 from courses.templatetags_text import html_to_text
 from grader.models import Submission, Verdict
@@ -24,7 +26,7 @@ class Cell:
 
 @dataclass
 class Row:
-    user: object
+    user: User
     enrolled_at: datetime
     last_activity: datetime | None
     cells: dict = field(default_factory=dict)  # item key -> Cell
@@ -63,21 +65,12 @@ def name_item(item) -> None:
 def misconception_labels(item) -> dict[str, str]:
     """A readable label for each misconception tag of a question or exercise: the hint its
     author wrote for it, as one short line of text (tags without a hint keep the tag)."""
-    hints = item.misconception_hints if item.is_exercise else dict(_spec_hints(item.spec))
+    if item.is_exercise:
+        hints = item.misconception_hints
+    else:
+        kind = get_kind(item.kind)
+        hints = kind.misconception_hints(item.spec) if kind else {}
     return {tag: Truncator(html_to_text(hint)).chars(90) for tag, hint in hints.items() if html_to_text(hint)}
-
-
-def _spec_hints(spec):
-    # Every kind keeps a misconception next to its hint ({"misconception", "hint_html"}), in
-    # options, blanks or wrong answers: find them wherever they are.
-    if isinstance(spec, dict):
-        if spec.get("misconception") and spec.get("hint_html"):
-            yield spec["misconception"], spec["hint_html"]
-        for value in spec.values():
-            yield from _spec_hints(value)
-    elif isinstance(spec, list):
-        for value in spec:
-            yield from _spec_hints(value)
 
 
 def _score(scores: list[tuple[datetime, float]], policy: str) -> tuple[float | None, datetime | None]:
@@ -133,8 +126,8 @@ def gradebook(course: Course, items: list) -> list[Row]:
     for user_id, row in rows.items():
         row.last_activity = activity.get(user_id)
         for item in items:
-            score, best_at = _score(scores.get((user_id, item.key), []), course.score_policy)
-            row.cells[item.key] = Cell(score, counts.get((user_id, item.key), 0), best_at)
+            kept, best_at = _score(scores.get((user_id, item.key), []), course.score_policy)
+            row.cells[item.key] = Cell(kept, counts.get((user_id, item.key), 0), best_at)
     return list(rows.values())
 
 
@@ -165,32 +158,25 @@ def _success_stats(per_student: dict[int, list[tuple[datetime, bool]]]) -> ItemS
 
 
 def question_stats(question) -> tuple[ItemStats, dict]:
-    answers = Attempt.objects.answers().filter(question=question).order_by("created_at", "pk")
+    """How students fared on a question, and its kind's statistics of what they answered (the
+    context of the kind's ``stats_template``)."""
+    answers = list(
+        Attempt.objects.answers()
+        .filter(question=question)
+        .order_by("created_at", "pk")
+        .only("user_id", "created_at", "correct", "after_reveal", "misconceptions", "answer", "feedback")
+    )
     per_student: dict[int, list] = defaultdict(list)
     tags: Counter = Counter()
-    chosen: Counter = Counter()
-    wrong_texts: Counter = Counter()
     for attempt in answers:
         per_student[attempt.user_id].append(
             (attempt.created_at, attempt.correct and not attempt.after_reveal)
         )
         tags.update(attempt.misconceptions)
-        answer = attempt.answer or {}
-        if question.kind == "single_choice":
-            chosen[answer.get("option")] += 1
-        elif question.kind == "multiple_choice":
-            chosen.update(answer.get("options", []))
-        elif question.kind == "matching":
-            chosen.update(f"{left}→{right}" for left, right in answer.get("pairs", {}).items())
-        elif question.kind == "fill_in":
-            for entry in attempt.feedback:
-                if not entry.get("correct"):
-                    wrong_texts[(entry.get("blank", 0), entry.get("text", ""))] += 1
-        elif question.kind == "numeric" and not attempt.correct:
-            wrong_texts[(0, str(answer.get("value")))] += 1
     stats = _success_stats(per_student)
     stats.misconceptions = tags.most_common()
-    return stats, {"chosen": chosen, "wrong_texts": wrong_texts.most_common(10)}
+    kind = get_kind(question.kind)
+    return stats, kind.answer_stats(question.spec, answers) if kind else {}
 
 
 def exercise_stats(exercise) -> tuple[ItemStats, dict]:

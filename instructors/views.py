@@ -18,13 +18,13 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from courses.kinds import get_kind
 from courses.models import AnswerPreview, Course
 from grader import itemcheck
 from grader import regrade as regrades
-from grader.models import Regrade, Submission
+from grader.models import Regrade, Submission, Verdict
 
 from . import stats
-from .charts import bar_chart
 
 
 def _get_course_for_instructor(request: HttpRequest, slug: str) -> Course:
@@ -153,31 +153,22 @@ def item_stats(request: HttpRequest, course_slug: str, kind: str, slug: str) -> 
     context = {"course": course, "item": item}
     if kind == "e":
         summary, detail = stats.exercise_stats(item)
-        labels = dict(Submission._meta.get_field("verdict").choices)
-        context["chart"] = bar_chart(
-            [(labels.get(v, v), n) for v, n in sorted(detail["verdicts"].items())],
-            _("Verdicts of submitted code"),
-            label_heading=_("Verdict"),
-        )
+        labels = dict(Verdict.choices)
+        context["verdict_rows"] = [(labels.get(v, v), n) for v, n in sorted(detail["verdicts"].items())]
         context["hidden_failures"] = detail["hidden_failures"]
         context["clusters"] = stats.error_clusters(item)[:10]
         context["regrades"] = item.regrades.all()[:10]
         context["stale"] = stats_stale_count(item)
     else:
-        summary, detail = stats.question_stats(item)
-        context["chart"] = bar_chart(_choice_rows(item, detail["chosen"]), _("What students chose"))
-        context["wrong_texts"] = detail["wrong_texts"]
+        # The question's kind aggregates what students answered and names the template that draws it.
+        summary, context["kind_stats"] = stats.question_stats(item)
+        question_kind = get_kind(item.kind)
+        context["kind_stats_template"] = question_kind.stats_template if question_kind else ""
     context["summary"] = summary
     labels = context["misconception_labels"] = stats.misconception_labels(item)
-    context["misconception_chart"] = (
-        bar_chart(
-            [(_misconception_row(tag, labels), n) for tag, n in summary.misconceptions],
-            _("Misconceptions matched"),
-            label_heading=_("Misconception"),
-        )
-        if summary.misconceptions
-        else ""
-    )
+    context["misconception_rows"] = [
+        (_misconception_row(tag, labels), n) for tag, n in summary.misconceptions
+    ]
     return render(request, "instructors/item.html", context)
 
 
@@ -188,27 +179,6 @@ def _misconception_row(tag: str, labels: dict[str, str]) -> str:
 def stats_stale_count(exercise) -> int:
     """Graded submissions whose grade was computed against an older version of the exercise."""
     return regrades.regradable(exercise).exclude(graded_hash=exercise.content_hash).count()
-
-
-def _choice_rows(question, chosen) -> list[tuple[str, int]]:
-    from courses.templatetags_text import html_to_text
-
-    spec = question.spec
-    if question.kind in ("single_choice", "multiple_choice"):
-        return [
-            (("✓ " if o["correct"] else "") + html_to_text(o["html"]), chosen.get(o["id"], 0))
-            for o in spec["options"]
-        ]
-    if question.kind == "matching":
-        lefts = {l["id"]: (html_to_text(l["html"]), l["answer"]) for l in spec["lefts"]}
-        rights = {r["id"]: html_to_text(r["html"]) for r in spec["rights"]}
-        rows = []
-        for pairing, count in chosen.most_common(12):
-            left, right = pairing.split("→", 1)
-            name, answer = lefts.get(left, (left, None))
-            rows.append(((("✓ " if right == answer else "") + f"{name} → {rights.get(right, right)}"), count))
-        return rows
-    return []
 
 
 SUBMISSIONS_PER_PAGE = 20
@@ -329,6 +299,7 @@ def lesson_preview(request: HttpRequest, course_slug: str, lesson_slug: str) -> 
     lesson = get_object_or_404(course.lessons.active(), slug=lesson_slug)
     # ?onizleme=<id>: the instructor's preview answer to one question, checking or checked.
     shown_id = request.GET.get("onizleme", "")
+    assert isinstance(request.user, User)  # login_required
     shown = (
         AnswerPreview.objects.filter(pk=shown_id, user=request.user, question__lesson=lesson).first()
         if shown_id.isdigit()

@@ -1,8 +1,11 @@
 """Question kinds: one class and one template each, found through this registry.
 
 A kind validates its part of a question file, builds the context its template renders and
-grades an answer. Adding a kind means adding a module here (imported below) and a template
-``templates/courses/kinds/<name>.html``; nothing else changes.
+grades an answer; it also says what an answer chose and how the instructor's item page counts
+and draws the answers (``choice_keys``, ``describe``, ``answer_stats``, ``stats_template``, with
+a bar chart of the choices by default). Adding a kind means adding a module here (imported
+below) and a template ``templates/courses/kinds/<name>.html``; nothing else changes, and no code
+outside this package asks for a kind by its name (tests/test_kind_registry.py adds a toy kind).
 """
 
 from . import choice, fill_in, matching, numeric  # noqa: F401  (modules register on import)

@@ -1,7 +1,9 @@
 import hashlib
 import random
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 REGISTRY: dict[str, "QuestionKind"] = {}
 
@@ -36,9 +38,31 @@ class Grade:
     misconceptions: list[str] = field(default_factory=list)
 
 
-def register(kind_class: type["QuestionKind"]) -> type["QuestionKind"]:
+@dataclass(frozen=True)
+class Choice:
+    """One thing students chose, as an instructor reads it on the item page."""
+
+    label: str  # an option's text, "left → right", a wrong expression
+    correct: bool = False
+    part: str = ""  # which part of the question it answers ("Blank 2"), when there are several
+
+
+class Answered(Protocol):
+    """What the statistics read of one graded answer (an Attempt)."""
+
+    answer: Any
+    feedback: Any
+    correct: bool
+
+
+def register[K: type["QuestionKind"]](kind_class: K) -> K:
     REGISTRY[kind_class.name] = kind_class()
     return kind_class
+
+
+def unregister(name: str) -> None:
+    """Forget a kind (a test's toy kind, when the test ends)."""
+    REGISTRY.pop(name, None)
 
 
 def get_kind(name: str) -> "QuestionKind | None":
@@ -61,7 +85,7 @@ class QuestionKind:
     """
 
     name: str = ""
-    label: str = ""  # what instructors read for the kind ("single choice"), translated
+    label: Any = ""  # what instructors read for the kind ("single choice"), translated (lazily)
     # Keys of a question table that every kind shares; the rest belong to the kind.
     COMMON_KEYS = {"slug", "kind", "order", "prompt", "explanation", "reveal", "max_attempts"}
     keys: set[str] = set()
@@ -117,6 +141,53 @@ class QuestionKind:
     def solution_items(self, spec: dict) -> list[dict]:
         """The correct answer for display after a reveal: [{"label_html", "html"}]."""
         return []
+
+    def prepare_grading(self, spec: dict) -> None:
+        """Build what grading answers needs, when the course is validated or imported (a code
+        blank's reference runs in the sandbox here); raise grader.core's ReferenceFailed or
+        SpecError when it cannot be built. Most kinds need nothing."""
+
+    # -- statistics (the instructor's item page) ---------------------------------------------
+    # The template that draws what students answered, from the context answer_stats returns.
+    # The default is a bar chart of what they chose; a kind may name its own template.
+    stats_template: str = "instructors/kinds/chosen.html"
+
+    def choice_keys(self, spec: dict, answered: Answered) -> list[Hashable]:
+        """What one graded answer chose, as keys counted over every answer to the question (an
+        option id, a left-right pair, a wrong text). Nothing by default: no chart."""
+        return []
+
+    def describe(self, spec: dict, key: Hashable) -> Choice:
+        """How an instructor reads one key of ``choice_keys``."""
+        return Choice(str(key))
+
+    def shown_keys(self, spec: dict, counts: Counter[Hashable]) -> list[Hashable]:
+        """The keys the chart shows, in order: the twelve most common by default."""
+        return [key for key, _count in counts.most_common(12)]
+
+    def answer_stats(self, spec: dict, answers: Iterable[Answered]) -> dict:
+        """Everything answered to one question, aggregated into the context of
+        ``stats_template``: ``rows`` of (Choice, count)."""
+        counts: Counter[Hashable] = Counter()
+        for answered in answers:
+            counts.update(self.choice_keys(spec, answered))
+        return {"rows": [(self.describe(spec, key), counts[key]) for key in self.shown_keys(spec, counts)]}
+
+    def misconception_hints(self, spec: dict) -> dict[str, str]:
+        """Each misconception tag of a question with the hint its author wrote for it (HTML).
+        By default found wherever the spec keeps a ``misconception`` next to a ``hint_html``."""
+        return dict(_spec_hints(spec))
+
+
+def _spec_hints(spec: object) -> Iterator[tuple[str, str]]:
+    if isinstance(spec, dict):
+        if spec.get("misconception") and spec.get("hint_html"):
+            yield spec["misconception"], spec["hint_html"]
+        for value in spec.values():
+            yield from _spec_hints(value)
+    elif isinstance(spec, list):
+        for value in spec:
+            yield from _spec_hints(value)
 
 
 def expect(value, kind: type | tuple, keys: tuple, what: str):

@@ -4,8 +4,10 @@ import re
 
 from django.utils.translation import gettext_lazy as _
 
+from ..templatetags_text import html_to_text
 from .base import (
     AnswerError,
+    Choice,
     Grade,
     NotGradable,
     QuestionKind,
@@ -88,6 +90,20 @@ class _ChoiceKind(QuestionKind):
         return [
             {"label_html": o["html"], "html": o["explanation_html"]} for o in spec["options"] if o["correct"]
         ]
+
+    # -- statistics ------------------------------------------------------------------------
+    def choice_keys(self, spec, answered):
+        return list(self.chosen(answered.answer or {}))
+
+    def describe(self, spec, key):
+        option = next((o for o in spec["options"] if o["id"] == key), None)
+        if option is None:  # an option the question no longer has
+            return Choice(str(key))
+        return Choice(html_to_text(option["html"]), correct=option["correct"])
+
+    def shown_keys(self, spec, counts):
+        # Every option in the question's order, the ones nobody chose too.
+        return [o["id"] for o in spec["options"]]
 
 
 @register

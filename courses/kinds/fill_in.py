@@ -15,6 +15,7 @@ from django.utils.translation import gettext_lazy
 
 from .base import (
     AnswerError,
+    Choice,
     Grade,
     GraderFailed,
     NotGradable,
@@ -314,6 +315,27 @@ class FillIn(QuestionKind):
 
         filled = fill(spec["code"], [b["answer"] for b in spec["blanks"]])
         return [{"label_html": f"<code>{escape(filled)}</code>", "html": ""}]
+
+    def prepare_grading(self, spec):
+        prepare_reference(spec)
+
+    # -- statistics: the most common wrong texts, blank by blank ---------------------------
+    stats_template = "instructors/kinds/wrong_answers.html"
+
+    def choice_keys(self, spec, answered):
+        return [
+            (entry.get("blank", 0), entry.get("text", ""))
+            for entry in answered.feedback or []
+            if not entry.get("correct")
+        ]
+
+    def describe(self, spec, key):
+        index, text = key
+        blank = spec["blanks"][index] if index < len(spec["blanks"]) else {}
+        return Choice(text, part=blank.get("label") or _("Blank %(n)d") % {"n": index + 1})
+
+    def shown_keys(self, spec, counts):
+        return [key for key, _count in counts.most_common(10)]
 
 
 def _accepts(blank: dict, text: str) -> bool:

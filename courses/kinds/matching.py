@@ -7,6 +7,7 @@ from django.utils.translation import gettext_lazy as _
 from ..templatetags_text import html_to_text
 from .base import (
     AnswerError,
+    Choice,
     Grade,
     NotGradable,
     QuestionKind,
@@ -174,6 +175,18 @@ class Matching(QuestionKind):
             {"label_html": f"{l['html']} → {rights[l['answer']]}", "html": l["explanation_html"]}
             for l in spec["lefts"]
         ]
+
+    # -- statistics ------------------------------------------------------------------------
+    def choice_keys(self, spec, answered):
+        return list(((answered.answer or {}).get("pairs") or {}).items())
+
+    def describe(self, spec, key):
+        left_id, right_id = key
+        left = next((l for l in spec["lefts"] if l["id"] == left_id), None)
+        right = next((r for r in spec["rights"] if r["id"] == right_id), None)
+        left_text = html_to_text(left["html"]) if left else left_id
+        right_text = html_to_text(right["html"]) if right else right_id
+        return Choice(f"{left_text} → {right_text}", correct=left is not None and left["answer"] == right_id)
 
 
 def _strip(value) -> str:

@@ -4,10 +4,12 @@ import math
 import re
 
 from django.utils.formats import get_format, number_format
+from django.utils.html import escape
 from django.utils.translation import gettext_lazy as _
 
 from .base import (
     AnswerError,
+    Choice,
     Grade,
     NotGradable,
     QuestionKind,
@@ -170,10 +172,24 @@ class Numeric(QuestionKind):
     def solution_items(self, spec):
         return [{"label_html": _format(spec["answer"], spec["unit"]), "html": ""}]
 
+    # -- statistics: the most common wrong values ------------------------------------------
+    stats_template = "instructors/kinds/wrong_answers.html"
+
+    def choice_keys(self, spec, answered):
+        value = (answered.answer or {}).get("value")
+        return [] if answered.correct or value is None else [value]
+
+    def describe(self, spec, key):
+        return Choice(_number_text(key, spec["unit"]))
+
+    def shown_keys(self, spec, counts):
+        return [key for key, _count in counts.most_common(10)]
+
+
+def _number_text(value: float, unit: str) -> str:
+    text = number_format(value, decimal_pos=None) if value != int(value) else str(int(value))
+    return f"{text} {unit}".strip()
+
 
 def _format(value: float, unit: str) -> str:
-    from django.utils.formats import number_format
-    from django.utils.html import escape
-
-    text = number_format(value, decimal_pos=None) if value != int(value) else str(int(value))
-    return escape(f"{text} {unit}".strip())
+    return escape(_number_text(value, unit))
