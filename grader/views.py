@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.ratelimit import SUBMISSIONS
+from assessments.feedback import hold_back_history, hold_back_status
 from assessments.models import lesson_use_refused
 from assessments.views import submit_in_assessment
 from courses.models import Exercise
@@ -171,7 +172,7 @@ def _status_payload(request, submission: Submission, reused: bool = False) -> di
     poll_after = submission.poll_after_ms()
     if poll_after is not None:
         payload["poll_after_ms"] = poll_after
-    return payload
+    return hold_back_status(request, submission, payload)  # an assessment's feedback policy
 
 
 @login_required
@@ -205,6 +206,7 @@ def history(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str)
     for submission in submissions:
         submission.number = totals.get(submission.mode, 0) - seen.get(submission.mode, 0)
         seen[submission.mode] = seen.get(submission.mode, 0) + 1
+    hold_back_history(request, submissions)  # an assessment's feedback policy
     hints = exercise.misconception_hints
     return render(
         request, "grader/history.html", {"exercise": exercise, "submissions": submissions, "hints": hints}

@@ -3,6 +3,7 @@ received the work, late windows, overrides, exams with a server clock, refusals 
 nothing, and the assessment_scores JSON contract. The clock is frozen with time-machine."""
 
 import json
+import re
 import shutil
 import threading
 from datetime import datetime
@@ -616,8 +617,6 @@ def test_an_open_exams_items_cannot_be_answered_or_revealed_on_their_lesson_page
 
 def dashboard_text(client) -> str:
     """The text of İlerlemem's assessments section."""
-    import re
-
     html = client.get(reverse("dashboard")).text
     section = re.search(r'<section class="[^"]*progress-assessments.*?</section>', html, re.S)
     assert section is not None
@@ -744,3 +743,63 @@ def test_the_pages_clock_hands_in_at_zero_and_says_the_time_is_up(student, alice
         page = student.post(reverse("assessment_finish", args=["mini", "sinav"]), follow=True).text
     assert "Süre doldu: sınavınız kaydettiğiniz cevaplarla teslim edildi." in page
     assert AssessmentSession.objects.get(user=alice).submitted_at == at("2026-12-15 10:35")
+
+
+# -- the feedback policy outside the assessment's page -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("feedback", "shown", "hidden"),
+    [
+        ("after_close", "geri bildirimi değerlendirme kapandıktan sonra gösterilir.", ["%50", "geçmiyor"]),
+        ("score_only", "Puan: %50. 1 durum henüz geçmiyor.", ["wrong-case-name"]),
+    ],
+)
+def test_status_poll_and_history_of_handed_in_code_follow_the_feedback_policy(
+    db, tmp_path, alice, client, feedback, shown, hidden
+):
+    root = tmp_path / "lab"
+    shutil.copytree(FIXTURES / "lab", root)
+    write(
+        root,
+        "kod.toml",
+        HOMEWORK.replace('"odev"', '"kod"')
+        .replace(
+            'items = ["first-choice", { pool = ["n1", "n2", "n3"], pick = 2, points = 2 }]',
+            'items = ["attn"]',
+        )
+        .replace("max_attempts = 2", f'feedback = "{feedback}"'),
+    )
+    import_course(root)
+    lab = Course.objects.get(slug="lab")
+    lab.enroll(alice)
+    client.force_login(alice)
+    code = "def attention(Q, K, V, mask=None):\n    return V\n"
+    with time_machine.travel(at("2026-12-05 12:00"), tick=False):
+        client.post(
+            reverse("submit_code", args=["lab", "lab", "attn"]),
+            {"code": code, "mode": "submit", "assessment": "kod"},
+        )
+        [submission] = Submission.objects.filter(user=alice)
+        tests = [
+            {"name": "right-case-name", "passed": True},
+            {"name": "wrong-case-name", "passed": False},
+        ]
+        Submission.objects.filter(pk=submission.pk).update(
+            status="done", verdict="failed", score=0.5, tests=tests
+        )
+        status = client.get(reverse("submission_status", args=[submission.pk])).json()
+        history = client.get(reverse("submission_history", args=["lab", "lab", "attn"])).text
+    for html in (status["html"], history):
+        text = " ".join(re.sub(r"<[^>]+>", " ", html).split())
+        assert shown in text
+        assert "wrong-case-name" not in text and "✗" not in text
+        for word in hidden:
+            assert word not in text
+    assert (status["verdict"], status["score"]) == (
+        (None, None) if feedback == "after_close" else ("failed", 0.5)
+    )
+    with time_machine.travel(at("2026-12-11 00:00"), tick=False):
+        status = client.get(reverse("submission_status", args=[submission.pk])).json()
+    # after_close: once closed everything shows; score_only never says which cases fail.
+    assert ("wrong-case-name" in status["html"]) == (feedback == "after_close")

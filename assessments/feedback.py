@@ -1,0 +1,68 @@
+"""An assessment's feedback policy outside its own page: the status poll and the submission
+history show work handed in to a ``score_only`` or ``after_close`` assessment as the policy
+allows (the score and how many cases fail, or only that it was received), never more."""
+
+from django.http import HttpRequest
+from django.template.loader import render_to_string
+
+from grader.models import Submission
+
+from .models import Assessment, HandIn
+
+_OPENNESS = {"received": 0, "score": 1, "full": 2}
+
+
+def shown_for_submissions(user, submissions: list[Submission]) -> dict[int, str]:
+    """submission id → "score" or "received" for the submissions handed in to an assessment
+    that keeps feedback back right now; the strictest one wins. Others are absent (full)."""
+    ids = [s.pk for s in submissions]
+    hand_ins = (
+        HandIn.objects.filter(user=user, submission_id__in=ids)
+        .exclude(assessment__feedback=Assessment.Feedback.IMMEDIATE)
+        .select_related("assessment")
+    )
+    policy: dict[int, str] = {}
+    shown: dict[int, str] = {}
+    for hand_in in hand_ins:
+        assessment = hand_in.assessment
+        if assessment.pk not in policy:
+            policy[assessment.pk] = assessment.feedback_shown(user)
+        level = policy[assessment.pk]
+        assert hand_in.submission_id is not None
+        if _OPENNESS[level] < _OPENNESS[shown.get(hand_in.submission_id, "full")]:
+            shown[hand_in.submission_id] = level
+    return shown
+
+
+def _held_back_html(request: HttpRequest, submission: Submission, shown: str) -> str:
+    failing = sum(1 for test in submission.tests or [] if not test.get("passed"))
+    return render_to_string(
+        "assessments/_held_back.html",
+        {"submission": submission, "shown": shown, "failing": failing},
+        request=request,
+    )
+
+
+def hold_back_status(request: HttpRequest, submission: Submission, payload: dict) -> dict:
+    """The status poll's JSON for ``submission``, with what its assessment keeps back removed."""
+    if submission.is_pending:
+        return payload
+    shown = shown_for_submissions(request.user, [submission]).get(submission.pk)
+    if shown is None:
+        return payload
+    payload["html"] = _held_back_html(request, submission, shown)
+    if shown == "received":
+        payload.update(verdict=None, score=None)
+    return payload
+
+
+def hold_back_history(request: HttpRequest, submissions: list[Submission]) -> None:
+    """Give each submission of the history whose assessment keeps feedback back its
+    ``held_back_html``; the history shows that instead of the full result."""
+    shown = shown_for_submissions(request.user, submissions)
+    for submission in submissions:
+        if submission.pk in shown and not submission.is_pending:
+            # An attribute for the history's template only, as its view numbers them.
+            submission.held_back_html = _held_back_html(  # type: ignore[attr-defined]
+                request, submission, shown[submission.pk]
+            )
