@@ -548,6 +548,9 @@ def report(
         if kind == "exercise":
             ordinary = [j.seen for j, _ in graded if j.seen is not None and not j.what.startswith("hostile")]
             timing.append(f"    page saw it, hostile programs left out: {spread(ordinary)}")
+        again = [row[4] - j.posted for j, row in graded if row[3] > 1 and row[4] is not None and j.posted]
+        if again:
+            timing.append(f"    stored, graded again after a killed worker: {spread(again)}")
         if unseen:
             timing.append(
                 f"    {len(unseen)} verdicts stored that the page never showed before the run ended"
@@ -624,6 +627,9 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="grading workers")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the throw-away site (database, serve.log) to look into"
+    )
     args = parser.parse_args()
     seconds = 60 * args.minutes
 
@@ -687,7 +693,10 @@ def main() -> int:
         f"{os.getloadavg()[0]:.1f} at the end)"
     )
     print("\n".join(targets))
-    shutil.rmtree(var, ignore_errors=True)
+    if args.keep:
+        print(f"The site's database and serve.log are kept in {var}")
+    else:
+        shutil.rmtree(var, ignore_errors=True)
     return 0 if sound else 1
 
 
