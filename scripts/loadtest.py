@@ -11,7 +11,12 @@ everything sent: per kind (exercise, blank) it prints the time to verdict from t
 verdict being stored and as the student's polling saw it (p50/p95), and how many were lost
 (sent, never got a verdict) or stuck (still waiting or being graded at the end).
 
-Only HTTP and public management commands are used; the database is read once, at the end.
+Only HTTP and public management commands are used; the database is read once, at the end. The
+site under test differs from a default one in two ways only: per-address limits are raised (one
+loopback address stands for a whole class) and sign-up hashes passwords fast (preparing 500
+students would otherwise take minutes; no password is checked during the rush). The exit status
+says whether everything sent got its verdict (nothing refused, lost, stuck or failed by the
+grader); times depend on the machine, so the target is judged in words only.
 """
 
 from __future__ import annotations
@@ -475,7 +480,7 @@ def rush(
                 os.kill(pid, signal.SIGKILL)
             waiting = sum(1 for j in jobs if j.id is not None and j.seen is None)
             notes.append(
-                f"{now - start:.0f} s: {len(victims)} grading workers killed, {waiting} awaiting a verdict"
+                f"{now - start:4.0f} s: {len(victims)} grading workers killed, {waiting} awaiting a verdict"
             )
             print(f"    {notes[-1]}", flush=True)
         if now >= report_at:
