@@ -9,14 +9,27 @@ from typing import Any
 import numpy as np
 
 from .pool import run_sandboxed
+from .probes import derive_probe_cases
+from .properties import derive_property_cases
 from .results import LoadProblem, OutputDir
-from .spec import CASE_NAME_RE, MAX_CASES, MAX_INPUT_ELEMENTS, Case, ExerciseSpec, SpecError, is_identifier
+from .spec import (
+    AUTHOR_CASE_NAME_RE,
+    MAX_CASES,
+    MAX_DERIVED_CASES,
+    MAX_INPUT_ELEMENTS,
+    Case,
+    ExerciseSpec,
+    SpecError,
+    is_identifier,
+)
 
 CASES_FILE = "cases.py"
 
 
 def build_cases(spec: ExerciseSpec, exercise_dir: Path) -> list[Case]:
-    """Literal cases from the spec followed by those made by ``cases.py``'s ``make_cases(rng)``.
+    """Literal cases from the spec followed by those made by ``cases.py``'s ``make_cases(rng)``,
+    then the weight-probe and property cases derived from them (``<base>~<what>``, made on
+    the host: probes.py, properties.py).
 
     ``cases.py`` runs inside the sandbox with ``rng = np.random.default_rng(spec.seed)``;
     its arrays come back as ``.npy`` files validated like student outputs.
@@ -43,7 +56,14 @@ def build_cases(spec: ExerciseSpec, exercise_dir: Path) -> list[Case]:
                 f"{name!r} is neither a result {list(spec.results)} nor an input {sorted(inputs)}",
                 f"shape_names.{name}",
             )
-    return cases
+    derived = derive_probe_cases(spec, cases) + derive_property_cases(spec, cases)
+    if len(derived) > MAX_DERIVED_CASES:
+        raise SpecError(f"probes and properties make more than {MAX_DERIVED_CASES} cases", "properties")
+    for case in derived:
+        if case.name in seen:
+            raise SpecError(f"two probes or properties of one kind on case {case.base!r}", "properties")
+        seen.add(case.name)
+    return cases + derived
 
 
 def _run_cases_py(source: str, spec: ExerciseSpec) -> list[Case]:
@@ -103,7 +123,7 @@ def _run_cases_py(source: str, spec: ExerciseSpec) -> list[Case]:
     cases = []
     for i, entry in enumerate(entries):
         name = entry.get("name")
-        if not isinstance(name, str) or not CASE_NAME_RE.match(name):
+        if not isinstance(name, str) or not AUTHOR_CASE_NAME_RE.match(name):
             raise SpecError(f"case {i}: name must be 1-64 characters from a-z, 0-9, '_' and '-'", key)
         hidden = entry.get("hidden", True)
         if not isinstance(hidden, bool):

@@ -16,7 +16,7 @@ import re
 import signal as signal_module
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,8 @@ from . import messages as M
 from .compare import compare_result, compare_stdout, outputs_match
 from .messages import Message
 from .pool import run_sandboxed
+from .probes import ProbeReport, attach_probes
+from .properties import PropertyResult, attach_properties, reference_problems
 from .results import LoadProblem, OutputDir
 from .sandbox import SandboxUnavailable
 from .sandbox import _off as sandbox_layer_off
@@ -62,14 +64,29 @@ class CaseResult:
     message: Message | None = None
     # The student's arrays (host-validated); not part of to_dict, never shown for hidden cases.
     outputs: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    # What the case's weight probe and property cases found (probes.py, properties.py).
+    probe: ProbeReport | None = None
+    properties: list[PropertyResult] = field(default_factory=list)
 
     def to_dict(self, translate: Callable[[str], str] = lambda s: s) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "name": self.name,
             "passed": self.passed,
             "hidden": self.hidden,
             "message": self.message.render(translate) if self.message else None,
         }
+        data.update(self.feedback_fields(translate))
+        return data
+
+    def feedback_fields(self, translate: Callable[[str], str] | None = None) -> dict[str, Any]:
+        """``probe`` and ``properties`` when the case has them; language-neutral (stored by
+        the Django side next to the case) unless ``translate`` is given."""
+        data: dict[str, Any] = {}
+        if self.probe is not None:
+            data["probe"] = self.probe.to_dict(translate)
+        if self.properties:
+            data["properties"] = [p.to_dict(translate) for p in self.properties]
+        return data
 
 
 @dataclass
@@ -659,8 +676,11 @@ def _phases(cases: list[Case], only_visible: bool) -> list[list[int]]:
     about itself (module status and output, read once at the end of phase 0), runs
     before any hidden input exists.
     """
-    visible = [i for i, c in enumerate(cases) if not c.hidden]
-    hidden = [i for i, c in enumerate(cases) if c.hidden]
+    # Within a phase the author's cases run first, then the probe and property cases derived
+    # from them (so a program that stops on a changed input has still run every real case).
+    order = sorted(range(len(cases)), key=lambda i: cases[i].base is not None)
+    visible = [i for i in order if not cases[i].hidden]
+    hidden = [i for i in order if cases[i].hidden]
     if only_visible or not hidden:
         return [visible]
     return [visible, hidden]
@@ -704,7 +724,8 @@ def grade(
     cases = list(cases)
     try:
         run = execute(source, spec, cases, _phases(cases, only_visible))
-        result = evaluate(run, source, spec, cases, ref)
+        result = evaluate(_only(run, cases, derived=False), source, spec, cases, ref)
+        _teach(run, source, spec, cases, ref, result)
     except SandboxUnavailable:
         raise
     except Exception:  # noqa: BLE001 -- any fault of ours is an internal error, never the student's
@@ -716,6 +737,24 @@ def grade(
         log.error("internal error: %s", run.outcome.log_tail)
     result.duration_ms = int((time.monotonic() - started) * 1000)
     return result
+
+
+def _only(run: ProgramRun, cases: list[Case], *, derived: bool) -> ProgramRun:
+    """The run seen through the author's cases only (the verdict and score), or through the
+    derived probe and property cases only."""
+    return replace(run, order=[i for i in run.order if (cases[i].base is not None) == derived])
+
+
+def _teach(
+    run: ProgramRun, source: str, spec: ExerciseSpec, cases: list[Case], ref: Reference, result: GradeResult
+) -> None:
+    """Weight probes and property checks on the student's own outputs, attached to the
+    results of their base cases; they never change the verdict or the score."""
+    if not spec.probes and not spec.properties:
+        return
+    derived = evaluate(_only(run, cases, derived=True), source, spec, cases, None).tests
+    attach_probes(spec, cases, ref, result.tests, derived)
+    attach_properties(spec, cases, result.tests, derived)
 
 
 def _point_at_placeholders(result: GradeResult, source: str) -> None:
@@ -779,4 +818,11 @@ def run_reference(
             continue
         outputs[case.name] = dict(test.outputs)
         stdout[case.name] = crun.stdout
-    return Reference(outputs=outputs, stdout=stdout)
+    reference = Reference(outputs=outputs, stdout=stdout)
+    # A relation the solution itself breaks does not fit the exercise: the author's error.
+    broken = [] if allow_failures else reference_problems(spec, cases, reference)
+    if broken:
+        result.verdict = Verdict.FAILED
+        result.message = Message(M.REFERENCE_BREAKS_PROPERTY, {"problems": "; ".join(broken[:3])})
+        raise ReferenceFailed(result)
+    return reference

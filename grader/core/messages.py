@@ -214,3 +214,115 @@ CASE_TIMEOUT = _("This case did not finish within the time limit.")
 CASE_NOT_RUN = _("Not run: an earlier problem stopped your program.")
 CASE_STOPPED = _("Your program stopped before finishing this case.")
 CASE_OUTPUT_LIMIT = _("This case printed more than %(limit)s bytes.")
+
+# --- weight probes (probes.py): the student's weights next to the reference's ------------
+# Hidden probes use the texts without numbers (only √d_k, a size of the case's own inputs).
+PROBE_SHAPE = _(
+    "With V = I your function should return the weight matrix of shape %(expected)s, but it "
+    "returned shape %(got)s."
+)
+PROBE_SHAPE_HIDDEN = _("With V = I your function should return the weight matrix of shape %(expected)s.")
+PROBE_NOT_REAL = _("With V = I your function should return real weights, but it returned something else.")
+PROBE_NONFINITE = _(
+    "Your weights contain NaN or inf. A common cause is exp() overflowing: subtract each row's "
+    "maximum before exp, and make sure no row is masked completely."
+)
+PROBE_NEGATIVE = _(
+    "Some of your weights are negative (%(value)s at index %(index)s). Softmax weights are never "
+    "negative: did exp() go missing, or is the mask subtracted after the softmax?"
+)
+PROBE_NEGATIVE_HIDDEN = _(
+    "Some of your weights are negative on this hidden case. Softmax weights are never negative."
+)
+PROBE_MASKED = _(
+    "Query %(row)s gives weight %(value)s to key %(column)s, a masked position. A masked position "
+    "must get exactly zero weight: set its score to −∞ before the softmax (0 is a score like any other)."
+)
+PROBE_MASKED_HIDDEN = _(
+    "Masked positions get weight on this hidden case. A masked position must get exactly zero "
+    "weight: set its score to −∞ before the softmax (0 is a score like any other)."
+)
+PROBE_COLUMNS_SUM = _(
+    "Your weights' columns sum to 1 instead of their rows: the softmax runs along the query axis. "
+    "Each query spreads its attention over the keys, so take the softmax along the last axis (axis=-1)."
+)
+PROBE_OTHER_AXIS_SUMS = _(
+    "Your weights sum to 1 along axis %(axis)s instead of along the keys: the softmax runs along the "
+    "wrong axis. Take it along the last axis (axis=-1, keepdims=True)."
+)
+PROBE_ROWS_BELOW_ONE_MASK = _(
+    "Rows of your weights sum to less than 1: the mask seems to be applied after the softmax. "
+    "Apply it to the scores, before the softmax, so the allowed positions share all the weight."
+)
+PROBE_ROW_SUMS = _(
+    "Each row of the weights should sum to 1, but row %(row)s sums to %(sum)s. Divide by the sum "
+    "over the keys (axis=-1, keepdims=True)."
+)
+PROBE_ROW_SUMS_HIDDEN = _("The rows of your weights do not all sum to 1 on this hidden case.")
+PROBE_TOO_PEAKED_SQRT_DK = _(
+    "Your weights are about %(factor)s× too peaked: √d_k = %(factor)s (d_k = %(d_k)s). Was the "
+    "scaling forgotten? Divide the scores by √d_k before the softmax."
+)
+PROBE_TOO_FLAT_SQRT_DK = _(
+    "Your weights are about %(factor)s× too flat: √d_k = %(factor)s (d_k = %(d_k)s). Did you "
+    "divide by d_k instead of √d_k?"
+)
+PROBE_TOO_PEAKED = _(
+    "Your weights are about %(factor)s× too peaked: the scores reach the softmax multiplied by a "
+    "wrong factor. Check the scaling (divide by √d_k, with d_k from Q or K)."
+)
+PROBE_TOO_FLAT = _(
+    "Your weights are about %(factor)s× too flat: the scores reach the softmax divided by a wrong "
+    "factor. Check the scaling (divide by √d_k, with d_k from Q or K)."
+)
+PROBE_TOO_PEAKED_HIDDEN = _(
+    "Your weights are too peaked on this hidden case: check the scaling (divide by √d_k, with d_k "
+    "from Q or K)."
+)
+PROBE_TOO_FLAT_HIDDEN = _(
+    "Your weights are too flat on this hidden case: check the scaling (divide by √d_k, with d_k from Q or K)."
+)
+PROBE_DIFFERS = _(
+    "Your weights differ from the expected ones: at index %(index)s expected %(expected)s, got %(got)s."
+)
+PROBE_DIFFERS_HIDDEN = _("Your weights differ from the expected ones on this hidden case.")
+PROBE_DID_NOT_RUN = _("The weights could not be read (V = I): %(reason)s")
+
+# --- property cases (properties.py): relations checked on the student's own outputs ------
+PROPERTY_TITLE_PERMUTE_KEYS = _("Keys and values reordered together")
+PROPERTY_TITLE_SHIFT_KEYS = _("One vector added to every key")
+PROPERTY_TITLE_SHIFT_ROWS = _("One number added to each row of scores")
+PROPERTY_TITLE_FUTURE_VALUES = _("A masked position's key and value changed")
+PROPERTY_TITLE_FUTURE_SCORES = _("Future scores (above the diagonal) changed")
+PROPERTY_TITLE_SCALE_VALUES = _("V multiplied by %(factor)s")
+PROPERTY_PERMUTE_KEYS = _(
+    "Reordering the keys and the values together (the same way) changed your output. Attention "
+    "treats the keys as a set: each query mixes the values by its own score with each key, in any "
+    "order. Keep every key paired with its own value and take the softmax over the keys."
+)
+PROPERTY_SHIFT_KEYS = _(
+    "Adding the same vector c to every key changed your output. That adds q·c to every score of a "
+    "row, one constant per row, and the softmax of a row does not change when the whole row is "
+    "shifted. Check that the softmax runs along the keys (the last axis) and subtracts each row's maximum."
+)
+PROPERTY_SHIFT_ROWS = _(
+    "Adding one number to every score of a row changed your output, but the softmax of a row does "
+    "not change when the whole row is shifted. Check that the softmax runs along the last axis."
+)
+PROPERTY_FUTURE_VALUES = _(
+    "Changing only the key and value at a masked position changed the output of queries that may "
+    "not look there. A masked position must get exactly zero weight: set its score to −∞ before "
+    "the softmax (not 0, and not after it)."
+)
+PROPERTY_FUTURE_SCORES = _(
+    "Changing only the scores above the diagonal (the future) changed your weights. Under a causal "
+    "mask those positions get exactly zero weight whatever their score: set them to −∞ before the "
+    "softmax, not after it."
+)
+PROPERTY_SCALE_VALUES = _(
+    "Multiplying V by %(factor)s should multiply your output by %(factor)s: the output is a weighted "
+    "sum of the rows of V. Does your function return A @ V, with nothing added to it?"
+)
+PROPERTY_DETAIL = _("%(result)s changed most at index %(index)s (by %(error)s).")
+PROPERTY_CHANGED_CASE_FAILED = _("On the changed input your code gave no result: %(reason)s")
+REFERENCE_BREAKS_PROPERTY = _("The reference solution breaks a declared property: %(problems)s")

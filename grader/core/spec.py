@@ -10,7 +10,7 @@ from __future__ import annotations
 import keyword
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,8 +18,13 @@ import numpy as np
 
 from .limits import Limits
 
-CASE_NAME_RE = re.compile(r"^[a-z0-9_-]{1,64}$")
+# An author's case name; a case derived from one (a weight probe, a property case) is
+# ``<base>~<what>`` (properties.py, probes.py), a name no author can write.
+AUTHOR_CASE_NAME_RE = re.compile(r"^[a-z0-9_-]{1,64}$")
+CASE_NAME_RE = re.compile(r"^[a-z0-9_-]{1,64}(?:~[a-z0-9_-]{1,32})?$")
+DERIVED_SEPARATOR = "~"
 MAX_CASES = 200
+MAX_DERIVED_CASES = 400
 MAX_INPUT_ELEMENTS = 1_000_000
 
 
@@ -41,6 +46,59 @@ class Case:
     hidden: bool = True
     weight: float = 1.0
 
+    @property
+    def base(self) -> str | None:
+        """The case this one was derived from (a probe or property case), else None."""
+        base, sep, _ = self.name.partition(DERIVED_SEPARATOR)
+        return base if sep else None
+
+    @property
+    def derived(self) -> str | None:
+        """What a derived case is for (``probe``, ``permute_keys``, ...), else None."""
+        _, sep, what = self.name.partition(DERIVED_SEPARATOR)
+        return what.replace("-", "_") if sep else None
+
+
+# Property kinds (properties.py) and the defaults of their keys, fitting attention(Q, K, V, mask).
+PROPERTY_KINDS: dict[str, dict[str, Any]] = {
+    "permute_keys": {"inputs": ["K", "V"], "columns": ["mask"]},
+    "shift_keys": {"inputs": ["K"], "amount": 10.0},
+    "shift_rows": {"inputs": ["S"], "amount": 10.0},
+    "future_values": {"inputs": ["K", "V"], "mask": "mask"},
+    "future_scores": {"inputs": ["S"]},
+    "scale_values": {"inputs": ["V"], "amount": -2.0},
+}
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    """A weight probe: the attention weights read from a case (``[[probes]]``).
+
+    With ``values`` the case is run again with that input replaced by the identity over the
+    keys (``attention(Q, K, I, mask)`` is the weight matrix); without, ``result`` already is
+    the weights.  ``mask`` names the boolean input (True = may look) or is ``"causal"``;
+    ``keys`` names the input whose last axis is d_k (for the scaling diagnosis).
+    """
+
+    bases: tuple[str, ...]  # case names; "*" is every case the probe fits
+    result: str
+    values: str | None = None
+    keys: str | None = None
+    mask: str | None = None
+
+
+@dataclass(frozen=True)
+class PropertySpec:
+    """A metamorphic relation checked on the student's own outputs (``[[properties]]``)."""
+
+    kind: str
+    bases: tuple[str, ...]
+    results: tuple[str, ...]
+    inputs: tuple[str, ...]
+    columns: tuple[str, ...] = ()
+    mask: str | None = None
+    amount: float = 0.0
+
 
 @dataclass(frozen=True)
 class ExerciseSpec:
@@ -57,6 +115,8 @@ class ExerciseSpec:
     shape_names: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
     limits: Limits = Limits()  # noqa: RUF009 -- Limits is frozen: one shared default is safe
     cases: tuple[Case, ...] = field(default=(), hash=False)  # literal [[cases]]
+    probes: tuple[ProbeSpec, ...] = ()
+    properties: tuple[PropertySpec, ...] = ()
 
 
 def is_identifier(name: Any) -> bool:
@@ -135,7 +195,7 @@ def _case(data: Any, key: str) -> Case:
     if unknown:
         raise SpecError(f"unknown key {sorted(unknown)[0]!r}", f"{key}.{sorted(unknown)[0]}")
     name = data.get("name")
-    if not isinstance(name, str) or not CASE_NAME_RE.match(name):
+    if not isinstance(name, str) or not AUTHOR_CASE_NAME_RE.match(name):
         raise SpecError("must be 1-64 characters from a-z, 0-9, '_' and '-'", f"{key}.name")
     hidden = _bool(data.get("hidden", True), f"{key}.hidden")
     weight = _number(data.get("weight", 1.0), f"{key}.weight", positive=True)
@@ -149,6 +209,115 @@ def _case(data: Any, key: str) -> Case:
             raise SpecError("is not a valid Python variable name", ikey)
         inputs[input_name] = input_array(value, ikey)
     return Case(name=name, inputs=inputs, hidden=hidden, weight=weight)
+
+
+def select_bases(
+    bases: tuple[str, ...], cases: list[Case], why_not: Callable[[Case], str | None], key: str
+) -> list[Case]:
+    """The author's cases a probe or property is derived from: ``"*"`` is every case it fits;
+    a named case must exist and fit (`SpecError` at ``key`` otherwise)."""
+    regular = [c for c in cases if c.base is None]
+    if "*" in bases:
+        return [c for c in regular if why_not(c) is None]
+    by_name = {c.name: c for c in regular}
+    chosen = []
+    for name in bases:
+        case = by_name.get(name)
+        if case is None:
+            raise SpecError(f"there is no case named {name!r}", key)
+        problem = why_not(case)
+        if problem:
+            raise SpecError(f"case {name!r} {problem}", key)
+        chosen.append(case)
+    return chosen
+
+
+def _bases(value: Any, key: str) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items:
+        raise SpecError('must be a case name, a list of them, or "*" (every case)', key)
+    for i, name in enumerate(items):
+        if not isinstance(name, str) or not (name == "*" or AUTHOR_CASE_NAME_RE.match(name)):
+            raise SpecError(f"{name!r} is not a case name", f"{key}[{i}]" if isinstance(value, list) else key)
+    return tuple(items)
+
+
+def _input_name(value: Any, key: str) -> str:
+    if not is_identifier(value):
+        raise SpecError("must name an input", key)
+    return str(value)
+
+
+def _probe(data: Any, key: str, results: tuple[str, ...]) -> ProbeSpec:
+    if not isinstance(data, dict):
+        raise SpecError("must be a table", key)
+    unknown = set(data) - {"base", "result", "values", "keys", "mask"}
+    if unknown:
+        raise SpecError(f"unknown key {sorted(unknown)[0]!r}", f"{key}.{sorted(unknown)[0]}")
+    result = data.get("result", results[0] if len(results) == 1 else None)
+    if result not in results:
+        raise SpecError(f"must name one of the results {list(results)}", f"{key}.result")
+    values = _input_name(data["values"], f"{key}.values") if "values" in data else None
+    keys = _input_name(data["keys"], f"{key}.keys") if "keys" in data else None
+    mask = data.get("mask")
+    if mask is not None and mask != "causal":
+        mask = _input_name(mask, f"{key}.mask")
+    return ProbeSpec(
+        bases=_bases(data.get("base"), f"{key}.base"), result=result, values=values, keys=keys, mask=mask
+    )
+
+
+def _property(data: Any, key: str, results: tuple[str, ...]) -> PropertySpec:
+    if not isinstance(data, dict):
+        raise SpecError("must be a table", key)
+    kind = data.get("kind")
+    if kind not in PROPERTY_KINDS:
+        raise SpecError(f"must be one of {', '.join(sorted(PROPERTY_KINDS))}", f"{key}.kind")
+    defaults = PROPERTY_KINDS[kind]
+    allowed = {"kind", "base", "results", *defaults}
+    unknown = set(data) - allowed
+    if unknown:
+        raise SpecError(f"unknown key for {kind} {sorted(unknown)[0]!r}", f"{key}.{sorted(unknown)[0]}")
+    chosen = data.get("results", list(results))
+    if not isinstance(chosen, list) or not chosen or any(r not in results for r in chosen):
+        raise SpecError(f"must list some of the results {list(results)}", f"{key}.results")
+    inputs = data.get("inputs", defaults["inputs"])
+    if not isinstance(inputs, list) or not inputs:
+        raise SpecError("must be a non-empty list of input names", f"{key}.inputs")
+    for i, name in enumerate(inputs):
+        _input_name(name, f"{key}.inputs[{i}]")
+    if kind in ("shift_keys", "shift_rows", "future_scores", "scale_values") and len(inputs) != 1:
+        raise SpecError(f"{kind} changes one input", f"{key}.inputs")
+    columns = data.get("columns", defaults.get("columns", []))
+    if not isinstance(columns, list):
+        raise SpecError("must be a list of input names", f"{key}.columns")
+    for i, name in enumerate(columns):
+        _input_name(name, f"{key}.columns[{i}]")
+    mask = data.get("mask", defaults.get("mask"))
+    if mask is not None:
+        mask = _input_name(mask, f"{key}.mask")
+    amount = _finite(data.get("amount", defaults.get("amount", 0.0)), f"{key}.amount")
+    if kind == "scale_values" and amount in (0.0, 1.0):
+        raise SpecError("a factor of 0 or 1 tests nothing", f"{key}.amount")
+    if kind in ("shift_keys", "shift_rows") and amount <= 0:
+        raise SpecError("must be positive", f"{key}.amount")
+    return PropertySpec(
+        kind=kind,
+        bases=_bases(data.get("base"), f"{key}.base"),
+        results=tuple(chosen),
+        inputs=tuple(inputs),
+        columns=tuple(columns),
+        mask=mask,
+        amount=amount,
+    )
+
+
+def _finite(value: Any, key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise SpecError("must be a finite number", key)
+    if abs(value) > 1e6:
+        raise SpecError("is unreasonably large", key)
+    return float(value)
 
 
 def _limits(data: Any) -> Limits:
@@ -250,6 +419,15 @@ def parse_spec(data: dict[str, Any]) -> ExerciseSpec:
             raise SpecError(f"duplicate case name {case.name!r}", f"cases[{i}].name")
         seen.add(case.name)
 
+    probes_data = data.get("probes", [])
+    if not isinstance(probes_data, list):
+        raise SpecError("must be an array of tables ([[probes]])", "probes")
+    probes = tuple(_probe(p, f"probes[{i}]", results) for i, p in enumerate(probes_data))
+    properties_data = data.get("properties", [])
+    if not isinstance(properties_data, list):
+        raise SpecError("must be an array of tables ([[properties]])", "properties")
+    properties = tuple(_property(p, f"properties[{i}]", results) for i, p in enumerate(properties_data))
+
     return ExerciseSpec(
         kind=kind,
         results=results,
@@ -262,4 +440,6 @@ def parse_spec(data: dict[str, Any]) -> ExerciseSpec:
         shape_names=shape_names,
         limits=limits,
         cases=cases,
+        probes=probes,
+        properties=properties,
     )
