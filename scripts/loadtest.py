@@ -213,23 +213,38 @@ def schedule(
         student.jobs.sort(key=lambda job: job.at)
 
 
+HELD = 1.0  # seconds: a status reply that took this long was held by the server (?wait=1)
+EARLY = 1.0  # seconds: the page asks this much before the verdict the server expects
+
+
+def until_expected(reply: dict[str, Any]) -> float:
+    """Seconds until shortly before the verdict the server expects (poll_after_ms), or 0."""
+    return max(0.0, reply.get("poll_after_ms", 0) / 1000 - EARLY)
+
+
 def follow(student: Student, job: Job, url: str, reply: dict[str, Any], started: float, until: float) -> None:
-    """Poll a status URL as static/js/exercise.js and selftest.js do: when the server expects the
-    verdict (poll_after_ms), else backing off from 0.5 s to 3 s; 3 s after a failed poll."""
-    backoff = 0.5
-    delay = reply.get("poll_after_ms", 500) / 1000
+    """Poll a status URL as static/js/exercise.js and selftest.js do: each poll asks the server
+    to wait for the verdict (?wait=1); a poll it held is followed at once, one answered at once
+    after the back-off from 0.5 s to 3 s (or shortly before the verdict it expects, if later);
+    3 s after a failed poll. A server that does not hold polls is simply asked on the back-off."""
+    url += ("&" if "?" in url else "?") + "wait=1"
+    backoff, delay = 0.5, until_expected(reply)
     while reply.get("status") in PENDING:
         if time.monotonic() + delay > until:
             return
         time.sleep(delay)
+        asked = time.monotonic()
         try:
             reply = student.get_json(url)
         except (OSError, ValueError):
-            delay = 3.0
+            backoff = delay = 3.0
             continue
         job.polls += 1
-        backoff = min(backoff * 1.3, 3.0)
-        delay = reply.get("poll_after_ms", backoff * 1000) / 1000
+        if time.monotonic() - asked >= HELD:
+            delay = 0.0
+        else:
+            delay = max(backoff, until_expected(reply))
+            backoff = min(backoff * 1.3, 3.0)
     job.seen = time.monotonic() - started
 
 
@@ -556,6 +571,18 @@ def report(
         again = [row[4] - j.posted for j, row in graded if row[3] > 1 and row[4] is not None and j.posted]
         if again:
             timing.append(f"    stored, graded again after a killed worker: {spread(again)}")
+        slowest = sorted(
+            ((row[4] - j.posted, j, row) for j, row in graded if row[4] is not None and j.posted),
+            key=lambda item: -item[0],
+        )[:3]
+        if slowest:
+            timing.append(
+                "    slowest stored: "
+                + ", ".join(
+                    f"#{j.id} {seconds:.1f} s ({j.what}, due at {j.at:.0f} s, {row[3]} tries)"
+                    for seconds, j, row in slowest
+                )
+            )
         if unseen:
             timing.append(
                 f"    {len(unseen)} verdicts stored that the page never showed before the run ended"
