@@ -90,32 +90,33 @@ PER_ADDRESS_LIMITS = {
     "ANSWER_LIMIT_PER_IP": "6000",
 }
 
-# What the database says, read once at the end: per kind, id → [status, pending, verdict,
-# grading tries, when the verdict was stored (epoch seconds) or None]. Attributes read with
-# getattr so that a renamed or missing field shows as missing, not as a crash.
-OUTCOMES = """
+# A "the grader failed, send it again" outcome: not a verdict on the student's work.
+GRADER_FAILED = "grader failed"
+# What the database says, read once at the end: per kind, id → [status, pending, verdict (or
+# GRADER_FAILED, or None while there is none), grading tries, when the outcome was stored (epoch
+# seconds) or None]. Optional fields are read with getattr: missing shows as missing, not a crash.
+OUTCOMES = f"""
 import json
 from courses.models import Attempt
 from grader.models import Submission
 
 
 def row(obj, verdict):
+    if obj.status == "failed" or verdict == "internal_error":
+        verdict = "{GRADER_FAILED}"
     finished = getattr(obj, "finished_at", None)
-    return [obj.status, bool(obj.is_pending), verdict, getattr(obj, "tries", 0),
-            finished.timestamp() if finished else None]
+    return [obj.status, bool(obj.is_pending), None if obj.is_pending else verdict,
+            getattr(obj, "tries", 0), finished.timestamp() if finished else None]
 
 
-print(json.dumps({
-    "exercise": {str(s.pk): row(s, s.verdict or None) for s in Submission.objects.all()},
-    "blank": {
-        str(a.pk): row(a, None if a.is_pending else ("correct" if a.correct else "wrong")
-                       if a.status == "done" else a.status)
+print(json.dumps({{
+    "exercise": {{str(s.pk): row(s, s.verdict or None) for s in Submission.objects.all()}},
+    "blank": {{
+        str(a.pk): row(a, ("correct" if a.correct else "wrong") if a.status == "done" else None)
         for a in Attempt.objects.filter(kind="answer")
-    },
-}))
+    }},
+}}))
 """
-# A "the grader failed, send it again" outcome: not a verdict on the student's work.
-GRADER_FAILED = {"exercise": "internal_error", "blank": "failed"}
 
 
 @dataclass
@@ -545,11 +546,11 @@ def report(
         found = [(j, rows.get(str(j.id))) for j in accepted]
         lost = [j for j, row in found if row is None or (not row[1] and row[2] is None)]
         stuck = [j for j, row in found if row is not None and row[1]]
-        failed = [j for j, row in found if row is not None and row[2] == GRADER_FAILED[kind]]
+        failed = [j for j, row in found if row is not None and row[2] == GRADER_FAILED]
         graded = [
             (j, row)
             for j, row in found
-            if row is not None and not row[1] and row[2] not in (None, GRADER_FAILED[kind])
+            if row is not None and not row[1] and row[2] not in (None, GRADER_FAILED)
         ]
         retried = sum(1 for _, row in found if row is not None and row[3] > 1)
         unseen = [j for j, _ in graded if j.seen is None]
