@@ -206,6 +206,7 @@ def result_fields(result: GradeResult) -> dict:
                 "hidden": t.hidden,
                 "weight": t.weight,
                 "message": t.message.to_dict() if t.message else None,
+                **t.feedback_fields(),  # weight probe and property checks (grader.core.probes/properties)
             }
             for t in result.tests
         ],
