@@ -268,5 +268,9 @@ GRADING_MAX_PENDING = envint("GRADING_MAX_PENDING", 3)  # queued or running per 
 GRADING_MAX_TRIES = envint("GRADING_MAX_TRIES", 3)  # workers lost before internal_error
 GRADING_LEASE_MARGIN = envint("GRADING_LEASE_MARGIN", 5)  # seconds beyond the longest a sandbox run can take
 GRADING_SWEEP_INTERVAL = envint("GRADING_SWEEP_INTERVAL", 5)  # seconds between sweeps per worker
+# An idle grading worker looks for work this often: the longest a job waits to be picked up.
+GRADING_WORKER_INTERVAL_MS = envint("GRADING_WORKER_INTERVAL_MS", 100)
+# A status poll that asks to (?wait=1) is held until its verdict is in, this long at most (see grader/waiting.py).
+STATUS_WAIT_MS = envint("STATUS_WAIT_MS", 1500)
 ANSWER_RATE_LIMIT = envint("ANSWER_RATE_LIMIT", 30)  # self-test answers per student per minute
 GRADING_REQUEUE_AFTER = envint("GRADING_REQUEUE_AFTER", 120)  # queued this long: its task may be lost

@@ -17,6 +17,7 @@ from assessments.models import lesson_use_refused
 from assessments.overview import student_overview
 from assessments.views import answer_in_assessment, assessment_rows
 from grader.views import exercise_item_context
+from grader.waiting import hold_until_done
 
 from .kinds import AnswerError, GraderFailed, NotGradable, get_kind
 from .models import AnswerPreview, Attempt, Course, Enrollment, Lesson, LessonProgress, Question
@@ -351,13 +352,19 @@ def attempt_status(request: HttpRequest, pk: int) -> JsonResponse:
     """A queued answer's state and its question's fragment (``?onizleme=1``: an instructor's
     preview answer); another user's answer is a 404."""
     previewing = request.GET.get("onizleme") == "1"
-    answers = AnswerPreview.objects.all() if previewing else Attempt.objects.filter(kind=Attempt.Kind.ANSWER)
-    answer = get_object_or_404(answers.select_related("question__lesson__course"), pk=pk, user=request.user)
+    answer: Attempt | AnswerPreview
+    if previewing:
+        previews = AnswerPreview.objects.select_related("question__lesson__course")
+        answer = get_object_or_404(previews, pk=pk, user=request.user)
+    else:
+        answers = Attempt.objects.filter(kind=Attempt.Kind.ANSWER).select_related("question__lesson__course")
+        answer = get_object_or_404(answers, pk=pk, user=request.user)
+    if hold_until_done(request, answer):  # ?wait=1: until the result is in, briefly
+        answer.refresh_from_db()
     if answer.is_pending:  # the page keeps its "checking" box: nothing to render yet
         return JsonResponse({"status": answer.status})
-    html = _item_fragment(
-        request, answer.question, previewing=previewing, shown=answer if previewing else None
-    )
+    shown = answer if isinstance(answer, AnswerPreview) else None
+    html = _item_fragment(request, answer.question, previewing=previewing, shown=shown)
     return JsonResponse({"status": answer.status, "html": html})
 
 

@@ -23,23 +23,35 @@
     return result;
   }
 
-  // Without a hint, polls back off from 0.5 s to 3 s. While grading is busy the server says
-  // when the verdict is expected (poll_after_ms), so a long queue is not asked every second.
-  function nextDelay(data, backoff) {
-    return data.poll_after_ms || backoff;
+  // Each poll asks the server to wait for the verdict (?wait=1): while grading is quick it
+  // answers the moment the verdict is in (or after 1.5 s, and the page asks again at once).
+  // A poll answered at once (the server is busy, or expects the verdict later) is followed
+  // on a timer: shortly before the server expects the verdict (poll_after_ms), and never
+  // sooner than the back-off from 0.5 s to 3 s, so a long queue is not asked every second.
+  var HELD_MS = 1000; // a reply that took this long was held by the server
+  var EARLY_MS = 1000; // ask this much before the expected verdict: the server waits for it
+
+  function waitUrl(url) {
+    return url + (url.indexOf("?") < 0 ? "?" : "&") + "wait=1";
+  }
+
+  function untilExpected(data) {
+    return Math.max(0, (data.poll_after_ms || 0) - EARLY_MS);
   }
 
   function poll(area, url, delay, backoff) {
     window.setTimeout(function () {
-      fetch(url, { headers: { "X-Requested-With": "dikkat" }, credentials: "same-origin" })
+      var asked = Date.now();
+      fetch(waitUrl(url), { headers: { "X-Requested-With": "dikkat" }, credentials: "same-origin" })
         .then(function (response) { return response.json(); })
         .then(function (data) {
           var result = show(area, data.html);
           if (data.status === "done") {
             if (result) result.focus();
+          } else if (Date.now() - asked >= HELD_MS) {
+            poll(area, url, 0, backoff);
           } else {
-            var next = Math.min(backoff * 1.3, 3000);
-            poll(area, url, nextDelay(data, next), next);
+            poll(area, url, Math.max(backoff, untilExpected(data)), Math.min(backoff * 1.3, 3000));
           }
         })
         .catch(function () { poll(area, url, 3000, 3000); });
@@ -72,7 +84,7 @@
         return;
       }
       show(area, reply.payload.html);
-      if (reply.payload.status !== "done") poll(area, reply.payload.status_url, nextDelay(reply.payload, 500), 500);
+      if (reply.payload.status !== "done") poll(area, reply.payload.status_url, untilExpected(reply.payload), 500);
       else if (area.firstElementChild) area.firstElementChild.focus();
     }).catch(function () {
       form.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
@@ -83,6 +95,6 @@
   // A page that loaded while grading was pending keeps polling too.
   document.querySelectorAll("[data-exercise] [data-submission][data-status=queued], [data-exercise] [data-submission][data-status=running]").forEach(function (result) {
     var area = result.closest("[data-result]");
-    poll(area, "/gonderim/" + result.dataset.submission + "/durum/", 500, 500);
+    poll(area, "/gonderim/" + result.dataset.submission + "/durum/", 0, 500);
   });
 })();

@@ -59,12 +59,15 @@
     var target = pending || fresh.querySelector("[data-confirm]")
       || fresh.querySelector("[data-feedback], [role=alert], [data-solution]");
     if (target && takeFocus) { target.setAttribute("tabindex", "-1"); target.focus({ preventScroll: false }); }
-    if (pending) follow(fresh, pending.dataset.statusUrl, 500);
+    if (pending) follow(fresh, pending.dataset.statusUrl, 0, 500);
   }
 
-  function follow(item, url, delay) {
+  // The server holds a poll that asks it to (wait=1) until the result is in, for 1.5 s at
+  // most: a reply that took a second or more was held, so ask again at once; else back off.
+  function follow(item, url, delay, backoff) {
     window.setTimeout(function () {
-      fetch(url, { headers: { "X-Requested-With": "dikkat" }, credentials: "same-origin" })
+      var asked = Date.now();
+      fetch(url + (url.indexOf("?") < 0 ? "?" : "&") + "wait=1", { headers: { "X-Requested-With": "dikkat" }, credentials: "same-origin" })
         .then(function (response) {
           // A login page (session over) or a 404: stop; the page shows the state on reload.
           if (!response.ok || response.redirected) throw new Error("stop");
@@ -72,7 +75,8 @@
         })
         .then(function (data) {
           if (data.status === "queued" || data.status === "running") {
-            follow(item, url, Math.min(delay * 1.3, 3000));
+            if (Date.now() - asked >= 1000) follow(item, url, 0, backoff);
+            else follow(item, url, backoff, Math.min(backoff * 1.3, 3000));
             return;
           }
           var holder = document.createElement("div");
@@ -82,12 +86,12 @@
           var here = document.activeElement;
           place(item, fresh, !here || here === document.body || item.contains(here));
         })
-        .catch(function (error) { if (error.message !== "stop") follow(item, url, 3000); });
+        .catch(function (error) { if (error.message !== "stop") follow(item, url, 3000, 3000); });
     }, delay);
   }
 
   document.querySelectorAll("[data-question] [data-attempt-pending]").forEach(function (pending) {
-    follow(pending.closest("[data-question]"), pending.dataset.statusUrl, 500);
+    follow(pending.closest("[data-question]"), pending.dataset.statusUrl, 0, 500);
   });
 
   // Matching: drag a right-hand chip onto a left row, or tap a chip and then a row (touch

@@ -35,6 +35,11 @@ def _sweep_forever(interval: float) -> None:
 class Command(DbWorkerCommand):
     help = "Run a grading worker (db_worker) that also re-queues submissions of dead workers."
 
+    def add_arguments(self, parser):
+        super().add_arguments(parser)
+        # db_worker looks for work once a second when idle; a student would wait for that.
+        parser.set_defaults(interval=settings.GRADING_WORKER_INTERVAL_MS / 1000)
+
     def handle(self, *args, **options):
         from grader.core import sandbox_problem
 
