@@ -143,14 +143,19 @@ def _item_rows(assessment: Assessment, user, may_hand_in: bool) -> list[dict]:
                 attempt=attempt, kind_context=kind.context(item.spec, (user.pk, item.course_id, item.slug))
             )
             feedback: list[dict] = []
+            shown_items: list[dict] = []
             if attempt is not None and attempt.status == attempt.Status.DONE:
+                answer, graded = attempt.answer or {}, attempt.feedback or []
                 try:
-                    feedback = kind.feedback_items(item.spec, attempt.answer or {}, attempt.feedback or [])
+                    feedback = kind.feedback_items(item.spec, answer, graded)
+                    # Marks per option only once the student can answer no more, as in lessons.
+                    final = not row["may_hand_in"]
+                    shown_items = feedback if final else kind.feedback_items(item.spec, answer, graded, final)
                 except (KeyError, IndexError, TypeError, StopIteration):
-                    feedback = []
+                    feedback = shown_items = []
             # score_only: how many parts are wrong, never which.
             row["wrong_parts"] = sum(1 for f in feedback if not f.get("correct"))
-            row["feedback_items"] = feedback if shown == "full" else []
+            row["feedback_items"] = shown_items if shown == "full" else []
         rows.append(row)
     return rows
 

@@ -243,16 +243,16 @@ def item_context(question: Question, state: QuestionState, user, *, confirm_reve
         "state": state,
         "kind_context": kind.context(question.spec, (user.pk, question.course_id, question.slug)),
         "last": last,
-        "feedback_items": _feedback_items(kind, question, last),
+        "feedback_items": _feedback_items(kind, question, last, final=state.revealed or not state.can_answer),
         "solution_items": kind.solution_items(question.spec) if state.revealed else [],
     }
 
 
-def _feedback_items(kind, question: Question, last: Attempt | None) -> list[dict]:
+def _feedback_items(kind, question: Question, last: Attempt | None, final: bool = True) -> list[dict]:
     if last is None:
         return []
     try:
-        return kind.feedback_items(question.spec, last.answer, last.feedback)
+        return kind.feedback_items(question.spec, last.answer, last.feedback, final)
     except (KeyError, IndexError, TypeError, StopIteration):
         # The question changed since this answer (another kind, fewer blanks…): the
         # verdict still shows, the per-part notes of the old answer do not.

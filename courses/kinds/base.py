@@ -134,8 +134,12 @@ class QuestionKind:
         web request."""
         return 0
 
-    def feedback_items(self, spec: dict, answer: dict, grade_feedback: list[dict]) -> list[dict]:
-        """Feedback ready for display: [{"correct", "label_html", "html", "hint_html"}]."""
+    def feedback_items(
+        self, spec: dict, answer: dict, grade_feedback: list[dict], final: bool = True
+    ) -> list[dict]:
+        """Feedback ready for display: [{"correct", "label_html", "html", "hint_html"}].
+        ``final``: no attempt is left or the answer was shown; before that a kind whose
+        per-part marks would give the answer key away says only how many parts are wrong."""
         return []
 
     def solution_items(self, spec: dict) -> list[dict]:

@@ -3,6 +3,7 @@
 import re
 
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from ..templatetags_text import html_to_text
 from .base import (
@@ -71,8 +72,12 @@ class _ChoiceKind(QuestionKind):
     def _known(self, spec) -> set[str]:
         return {o["id"] for o in spec["options"]}
 
-    def feedback_items(self, spec, answer, grade_feedback):
+    def feedback_items(self, spec, answer, grade_feedback, final=True):
         chosen = set(self.chosen(answer))
+        if not final and (wrong := self.wrong_count(spec, chosen)):
+            # Marks per option would give the key away (tick every box, read the marks, answer
+            # again): until the last attempt or the answer is shown, only how many are wrong.
+            return [{"correct": False, "label_html": self.wrong_note(wrong), "html": "", "hint_html": ""}]
         items = []
         for option in spec["options"]:
             if option["id"] in chosen:
@@ -85,6 +90,13 @@ class _ChoiceKind(QuestionKind):
                     }
                 )
         return items
+
+    def wrong_count(self, spec, chosen: set[str]) -> int:
+        """Options judged wrong; 0 for single choice, whose one mark is the verdict itself."""
+        return 0
+
+    def wrong_note(self, wrong: int) -> str:
+        return ""
 
     def solution_items(self, spec):
         return [
@@ -171,6 +183,16 @@ class MultipleChoice(_ChoiceKind):
 
     def chosen(self, answer) -> list[str]:
         return answer["options"]
+
+    def wrong_count(self, spec, chosen: set[str]) -> int:
+        return sum((o["id"] in chosen) != o["correct"] for o in spec["options"])
+
+    def wrong_note(self, wrong: int) -> str:
+        return ngettext(
+            "%(n)d option is not right yet: ticked though it is false, or left though it is true.",
+            "%(n)d options are not right yet: ticked though they are false, or left though they are true.",
+            wrong,
+        ) % {"n": wrong}
 
     def grade(self, spec, answer):
         """Partial credit: each option judged right (ticked if correct, left if not), minus

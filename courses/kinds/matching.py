@@ -3,6 +3,7 @@
 import hashlib
 
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from ..templatetags_text import html_to_text
 from .base import (
@@ -147,7 +148,16 @@ class Matching(QuestionKind):
             misconceptions=misconceptions,
         )
 
-    def feedback_items(self, spec, answer, grade_feedback):
+    def feedback_items(self, spec, answer, grade_feedback, final=True):
+        if not final and (wrong := sum(1 for entry in grade_feedback if not entry.get("correct"))):
+            # Marks per pair would give the key away: until the last attempt or the answer is
+            # shown, only how many pairs are wrong.
+            note = ngettext(
+                "%(n)d pair is not right yet.",
+                "%(n)d pairs are not right yet.",
+                wrong,
+            ) % {"n": wrong}
+            return [{"correct": False, "label_html": note, "html": "", "hint_html": ""}]
         rights = {r["id"]: r["html"] for r in spec["rights"]}
         lefts = {l["id"]: l for l in spec["lefts"]}
         hints = {(w["left"], w["right"]): w["hint_html"] for w in spec["wrong_pairs"]}
