@@ -172,9 +172,9 @@ def temperature(student: np.ndarray, reference: np.ndarray, allowed: np.ndarray 
 def _temperature_message(factor: float, d_k: int | None, hidden: bool) -> Message:
     root = math.sqrt(d_k) if d_k else None
     if root is not None and root > 1 and abs(factor / root - 1) < TEMPERATURE_TOL:
-        return Message(M.PROBE_TOO_PEAKED_SQRT_DK, {"factor": fmt_number(root), "d_k": d_k})
+        return Message(M.PROBE_TOO_PEAKED_SQRT_DK, {"factor": f"{root:.3g}", "d_k": d_k})
     if root is not None and root > 1 and abs(factor * root - 1) < TEMPERATURE_TOL:
-        return Message(M.PROBE_TOO_FLAT_SQRT_DK, {"factor": fmt_number(root), "d_k": d_k})
+        return Message(M.PROBE_TOO_FLAT_SQRT_DK, {"factor": f"{root:.3g}", "d_k": d_k})
     if hidden:
         return Message(M.PROBE_TOO_PEAKED_HIDDEN if factor > 1 else M.PROBE_TOO_FLAT_HIDDEN)
     if factor > 1:
