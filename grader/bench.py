@@ -12,6 +12,7 @@ Targets (2 cores): p50 <= 1.3 x floor with fresh sandboxes; throughput
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import resource
 import statistics
@@ -137,6 +138,30 @@ def pooled_p50(solution: str, spec, cases, ref, runs: int) -> float:
         disable_pool()
 
 
+TEACHING_EXERCISE = (
+    Path(__file__).resolve().parent.parent
+    / "courses/content/attention/06-scaled-dot-product/attention-function"
+)
+
+
+def teaching_cost(folder: Path, runs: int) -> tuple[float, float, int, int]:
+    """p50 seconds of a fresh-sandbox grade of ``folder``'s solution with its weight probes
+    and property cases, and without them (the same cases otherwise), interleaved so that
+    background load hits both alike; and the numbers of cases with and without."""
+    spec, solution, cases = load_exercise(folder)
+    ref = run_reference(solution, spec, cases)
+    plain_spec = dataclasses.replace(spec, probes=(), properties=())
+    plain_cases = [c for c in cases if c.base is None]
+    with_teaching, without = [], []
+    for _ in range(runs):
+        for timings, x_spec, x_cases in ((with_teaching, spec, cases), (without, plain_spec, plain_cases)):
+            t = time.perf_counter()
+            result = grade(solution, x_spec, x_cases, ref)
+            timings.append(time.perf_counter() - t)
+            assert result.verdict == Verdict.PASSED, result.to_dict()
+    return statistics.median(with_teaching), statistics.median(without), len(cases), len(plain_cases)
+
+
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     k = max(0, min(len(values) - 1, round(q / 100 * (len(values) - 1))))
@@ -170,6 +195,14 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         metavar="DIR",
         help="with --pool: also measure the pool on this exercise folder (and on a code blank)",
+    )
+    parser.add_argument(
+        "--teaching",
+        type=Path,
+        default=TEACHING_EXERCISE,
+        metavar="DIR",
+        help="measure the extra time of this exercise's weight probes and property cases "
+        "(default: attention-function; 'none' to skip)",
     )
     args = parser.parse_args(argv)
 
@@ -253,6 +286,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"grade  (pool, {name}, own limits): p50 {p50 * 1000:7.1f} ms   -> {p50 / floor_p50:.2f} x floor "
                 f"(target <= 0.3)"
             )
+    if str(args.teaching) != "none" and (args.teaching / "exercise.toml").is_file():
+        with_p50, without_p50, n_with, n_without = teaching_cost(args.teaching, args.runs)
+        extra = with_p50 / without_p50 - 1
+        print(
+            f"grade  ({args.teaching.name}, probes + properties): p50 {with_p50 * 1000:7.1f} ms "
+            f"({n_with} cases) vs {without_p50 * 1000:7.1f} ms without ({n_without} cases) "
+            f"-> {extra * 100:+.0f} % (target <= +20 %)"
+        )
     print(
         f"throughput {rate:.2f} grades/s with {args.workers} workers; "
         f"target >= 0.8 x cores / floor CPU = {target_tp:.2f}/s -> {rate / target_tp:.2f} x target"
