@@ -269,3 +269,33 @@ def test_the_visible_heatmap_runs_before_any_hidden_input_exists(attention_funct
     (ornek,) = [t for t in result.tests if t.name == "ornek"]
     assert ornek.probe is not None and ornek.probe.student is not None  # a heatmap of the student's numbers
     assert_no_hidden_number(attention_function, result)
+
+
+def test_the_catalogue_says_what_each_variant_breaks():
+    from types import SimpleNamespace
+
+    from courses import catalogue
+    from grader.core import GradeResult
+    from grader.core.probes import ProbeReport
+    from grader.core.properties import PropertyResult
+
+    case = CaseResult("gizli", False, True)
+    case.properties = [
+        PropertyResult("shift_keys", "gizli", True, passed=False),
+        PropertyResult("permute_keys", "gizli", True, passed=True),
+    ]
+    case.probe = ProbeReport("gizli", True, False, diagnoses=[M.Message(M.PROBE_COLUMNS_SUM)])
+    exercise = SimpleNamespace(slug="attention-function")
+    catalogue.record(exercise, "softmax-wrong-axis", GradeResult(verdict=Verdict.FAILED, tests=[case]))
+    source = SimpleNamespace(all_exercises=lambda: [exercise])
+    assert catalogue.report(source) == [
+        {
+            "exercise": "attention-function",
+            "tag": "softmax-wrong-axis",
+            "properties_broken": ["shift_keys"],
+            "diagnoses": ["wrong_axis"],
+        }
+    ]
+    assert catalogue.report_lines(source) == [
+        "attention-function: softmax-wrong-axis breaks shift_keys; probe: wrong_axis"
+    ]

@@ -3,6 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
+from courses import catalogue
 from courses.authoring import load_course
 from courses.exercises import check_exercises
 
@@ -21,10 +22,15 @@ class Command(BaseCommand):
         if not source.problems:
             source.problems.extend(check_exercises(source, build=False))
         if as_json:
-            self.stdout.write(json.dumps(source.summary_dict(), ensure_ascii=False))
+            summary = source.summary_dict()
+            if variants := catalogue.report(source):  # what each known-wrong variant breaks
+                summary["misconceptions"] = variants
+            self.stdout.write(json.dumps(summary, ensure_ascii=False))
         else:
             for problem in source.problems:
                 self.stdout.write(str(problem))
+            for line in catalogue.report_lines(source):
+                self.stdout.write(line)
             questions = len(source.all_questions())
             exercises = len(source.all_exercises())
             self.stdout.write(
