@@ -60,30 +60,38 @@ def gradebook(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse
 
 
 @login_required
-def gradebook_csv(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse:
-    """One row per student: total, then per item its points, credit, late and manual flags."""
+def gradebook_csv(request: HttpRequest, course_slug: str, slug: str, excel: bool = False) -> HttpResponse:
+    """One row per student: total, then per item its points, credit, late and manual flags. With
+    ``excel``, as the course gradebook's: semicolons and decimal commas, which Excel in Turkish
+    opens as columns."""
     assessment = _get_assessment_for_instructor(request, course_slug, slug)
     rows = student_scores(assessment, enrolled_students(assessment))
     columns = assessment.item_slugs()
     response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{assessment.course.slug}-{assessment.slug}.csv"'
+    name = f"{assessment.course.slug}-{assessment.slug}{'-excel' if excel else ''}.csv"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
     response.write("\ufeff")
-    writer = csv.writer(response)
+    writer = csv.writer(response, delimiter=";" if excel else ",")
+
+    def number(value: float) -> str:
+        text = f"{value:.2f}"
+        return text.replace(".", ",") if excel else text
+
     header = [_("username"), _("total")]
     for item in columns:
         header += [item, f"{item} {_('credit')}", f"{item} {_('late')}", f"{item} {_('manual')}"]
     writer.writerow(header)
     for row in rows:
         mine = {i.item: i for i in row.items}
-        cells = [csv_cell(row.user.username), f"{row.total:.2f}"]
+        cells = [csv_cell(row.user.username), number(row.total)]
         for item in columns:
             score = mine.get(item)
             if score is None:  # not in this student's pool draw
                 cells += ["", "", "", ""]
             else:
                 cells += [
-                    f"{score.score:.2f}",
-                    "" if score.credit is None else f"{score.credit:.2f}",
+                    number(score.score),
+                    "" if score.credit is None else number(score.credit),
                     "1" if score.late else "0",
                     "1" if score.manual else "0",
                 ]

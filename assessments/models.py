@@ -9,6 +9,7 @@ extension given later applies to work already received, and a grading queue that
 after the due date changes nothing.
 """
 
+import math
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -20,8 +21,12 @@ from django.utils.crypto import constant_time_compare
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from accounts.models import RateCounter
+from accounts.ratelimit import human_duration
 from courses.models import RETIRE_HELP, ActiveQuerySet, Course, Exercise, Question
 from grader.models import NOT_COUNTED
+
+WRONG_PASSWORDS = 10  # per student and assessment in an hour; then the password is not even compared
 
 
 class Refused(Exception):
@@ -217,8 +222,8 @@ class Assessment(models.Model):
     def start(self, user, password: str = "", now: datetime | None = None) -> "AssessmentSession":
         """Start an exam (or unlock a homework's password) for ``user``; starting again resumes."""
         now = now or timezone.now()
-        if self.password and not constant_time_compare(str(password), self.password):
-            raise Refused(gettext("That password is not right. Ask your instructor for it."))
+        if self.password:
+            self._check_password(user, str(password), now)
         with transaction.atomic():
             session = AssessmentSession.objects.select_for_update().filter(assessment=self, user=user).first()
             if session is not None:
@@ -248,6 +253,22 @@ class Assessment(models.Model):
                 session.schedule_close()
             return session
 
+    def _check_password(self, user, password: str, now: datetime) -> None:
+        """Refused for a wrong password, and for any password after WRONG_PASSWORDS wrong ones
+        within an hour (counted per student and assessment in the rate limits' shared counters:
+        a class behind one address does not lock itself out)."""
+        key = f"assessment-password:{self.pk}:{user.pk}"
+        wrong, window_end = RateCounter.current(key)
+        if wrong >= WRONG_PASSWORDS and window_end is not None:
+            wait = human_duration(max(1, math.ceil((window_end - now).total_seconds())))
+            raise Refused(
+                gettext("Too many wrong passwords. Try again in %(duration)s, or ask your instructor.")
+                % {"duration": wait}
+            )
+        if not constant_time_compare(password, self.password):
+            RateCounter.add_one(key, timedelta(hours=1))
+            raise Refused(gettext("That password is not right. Ask your instructor for it."))
+
     def deadline_for(
         self, started: datetime, windows: Windows, override: "StudentOverride | None"
     ) -> datetime:
@@ -266,11 +287,17 @@ class PoolDraw(models.Model):
     """Which pool items a student got: drawn once (seeded by assessment, student and pool, so a
     lost row draws the same again) and kept."""
 
-    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="draws")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    draws = models.JSONField(default=dict)  # pool key → [slugs]
+    assessment = models.ForeignKey(
+        Assessment, on_delete=models.CASCADE, related_name="draws", verbose_name=_("assessment")
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("student")
+    )
+    draws = models.JSONField(_("drawn items"), default=dict)  # pool key → [slugs]
 
     class Meta:
+        verbose_name = _("pool draw")
+        verbose_name_plural = _("pool draws")
         constraints = [models.UniqueConstraint(fields=["assessment", "user"], name="one_draw_per_student")]
 
     @staticmethod
@@ -317,7 +344,9 @@ class PoolDraw(models.Model):
 class StudentOverride(models.Model):
     """One student's exceptions: later due/close, more time in exams, more attempts."""
 
-    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="overrides")
+    assessment = models.ForeignKey(
+        Assessment, on_delete=models.CASCADE, related_name="overrides", verbose_name=_("assessment")
+    )
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("student")
     )
@@ -367,13 +396,19 @@ class AssessmentSession(models.Model):
     """A student's start: an exam's clock (the deadline is the server's), or a homework's
     password entered once."""
 
-    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="sessions")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    assessment = models.ForeignKey(
+        Assessment, on_delete=models.CASCADE, related_name="sessions", verbose_name=_("assessment")
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("student")
+    )
     started_at = models.DateTimeField(_("started"))
     deadline = models.DateTimeField(_("deadline"))
     submitted_at = models.DateTimeField(_("handed in"), null=True, blank=True)
 
     class Meta:
+        verbose_name = _("start")
+        verbose_name_plural = _("starts")
         constraints = [models.UniqueConstraint(fields=["assessment", "user"], name="one_session_per_student")]
 
     def seconds_left(self, now: datetime | None = None) -> int:
@@ -423,22 +458,38 @@ class HandIn(models.Model):
     """An answer or submission received on an assessment's page. Credit is computed from
     ``received_at`` (the row's own created_at) and the student's windows, never stored."""
 
-    assessment = models.ForeignKey(Assessment, on_delete=models.PROTECT, related_name="hand_ins")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    assessment = models.ForeignKey(
+        Assessment, on_delete=models.PROTECT, related_name="hand_ins", verbose_name=_("assessment")
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("student")
+    )
     item = models.SlugField(_("item"))
     # RESTRICT, not PROTECT: an attempt cannot be deleted alone while it is handed in, but
     # deleting the student (which deletes the hand-in as well) still works.
     attempt = models.ForeignKey(
-        "courses.Attempt", on_delete=models.RESTRICT, null=True, blank=True, related_name="+"
+        "courses.Attempt",
+        on_delete=models.RESTRICT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("answer"),
     )
     submission = models.ForeignKey(
-        "grader.Submission", on_delete=models.RESTRICT, null=True, blank=True, related_name="+"
+        "grader.Submission",
+        on_delete=models.RESTRICT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("submission"),
     )
     received_at = models.DateTimeField(_("received"), db_index=True)
 
     objects = HandInQuerySet.as_manager()
 
     class Meta:
+        verbose_name = _("hand-in")
+        verbose_name_plural = _("hand-ins")
         ordering = ["received_at", "pk"]
         indexes = [models.Index(fields=["assessment", "user", "item"])]
         constraints = [
@@ -456,14 +507,20 @@ class ExamLogEntry(models.Model):
         TIME_UP = "time_up", _("handed in: time over")
         EXTENDED = "extended", _("time changed")
 
-    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="log")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    assessment = models.ForeignKey(
+        Assessment, on_delete=models.CASCADE, related_name="log", verbose_name=_("assessment")
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("student")
+    )
     at = models.DateTimeField(_("time"), default=timezone.now)
     event = models.CharField(_("event"), max_length=12, choices=Event)
     item = models.SlugField(_("item"), blank=True)
     detail = models.TextField(_("detail"), blank=True)
 
     class Meta:
+        verbose_name = _("exam log entry")
+        verbose_name_plural = _("exam log")
         ordering = ["at", "pk"]
 
 
@@ -471,17 +528,27 @@ class ManualScore(models.Model):
     """An instructor's score for one student's item (points), replacing the computed one; the
     student sees the comment. Every change is kept in ManualScoreChange."""
 
-    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="manual_scores")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    assessment = models.ForeignKey(
+        Assessment, on_delete=models.CASCADE, related_name="manual_scores", verbose_name=_("assessment")
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("student")
+    )
     item = models.SlugField(_("item"))
     points = models.FloatField(_("points"))
     comment = models.TextField(_("comment"))
     set_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        related_name="+",
+        verbose_name=_("set by"),
     )
     set_at = models.DateTimeField(_("set at"), default=timezone.now)
 
     class Meta:
+        verbose_name = _("manual score")
+        verbose_name_plural = _("manual scores")
         constraints = [
             models.UniqueConstraint(fields=["assessment", "user", "item"], name="one_manual_score")
         ]
@@ -517,18 +584,28 @@ class ManualScore(models.Model):
 
 
 class ManualScoreChange(models.Model):
-    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="+")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    assessment = models.ForeignKey(
+        Assessment, on_delete=models.CASCADE, related_name="+", verbose_name=_("assessment")
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("student")
+    )
     item = models.SlugField(_("item"))
     before = models.FloatField(_("before"), null=True, blank=True)
     after = models.FloatField(_("after"))
     comment = models.TextField(_("comment"))
     changed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        related_name="+",
+        verbose_name=_("changed by"),
     )
     changed_at = models.DateTimeField(_("changed"), default=timezone.now)
 
     class Meta:
+        verbose_name = _("manual score change")
+        verbose_name_plural = _("manual score changes")
         ordering = ["changed_at", "pk"]
 
 

@@ -21,6 +21,12 @@ urlpatterns += [
         name="assessment_gradebook_csv",
     ),
     path(
+        "egitmen/<slug:course_slug>/degerlendirme/<slug:slug>/notlar-excel.csv",
+        instructor_views.gradebook_csv,
+        {"excel": True},
+        name="assessment_gradebook_csv_excel",
+    ),
+    path(
         "egitmen/<slug:course_slug>/degerlendirme/<slug:slug>/geri-bildirim/",
         instructor_views.release_feedback,
         name="assessment_release",

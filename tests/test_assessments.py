@@ -803,3 +803,60 @@ def test_status_poll_and_history_of_handed_in_code_follow_the_feedback_policy(
         status = client.get(reverse("submission_status", args=[submission.pk])).json()
     # after_close: once closed everything shows; score_only never says which cases fail.
     assert ("wrong-case-name" in status["html"]) == (feedback == "after_close")
+
+
+# -- password limit, Excel CSV, admin -------------------------------------------------------------
+
+
+def test_guessing_an_exams_password_is_stopped_after_ten_wrong_ones(student, alice, exam):
+    with time_machine.travel(at("2026-12-15 10:05"), tick=False):
+        for _ in range(10):
+            page = start(student, "yanlis")
+        assert "Parola doğru değil." in page.text
+        page = start(student)  # the right one, but too late
+        assert "Çok fazla yanlış parola denendi. 60 dakika sonra yeniden deneyin" in page.text
+        assert not AssessmentSession.objects.exists()
+    with time_machine.travel(at("2026-12-15 11:06"), tick=False):  # an hour later
+        start(student)
+    assert AssessmentSession.objects.filter(user=alice).exists()
+
+
+def test_gradebook_csv_for_excel_has_semicolons_and_decimal_commas(teacher, alice, homework, course):
+    course.enroll(alice)
+    student = Client()
+    student.force_login(alice)
+    with time_machine.travel(at("2026-12-09 12:00"), tick=False):  # late: 80 %
+        post_answer(student, "first-choice", "a")
+    page = teacher.get(reverse("assessment_gradebook", args=["mini", "odev"])).text
+    assert "CSV for Excel in Turkish" in page or "Türkçe Excel için CSV" in page
+    response = teacher.get(reverse("assessment_gradebook_csv_excel", args=["mini", "odev"]))
+    assert response["Content-Disposition"] == 'attachment; filename="mini-odev-excel.csv"'
+    header, row = response.content.decode("utf-8-sig").splitlines()[:2]
+    assert header.startswith("kullanıcı adı;toplam;first-choice;")
+    assert row.startswith("alice;0,80;0,80;0,80;1;0")
+
+
+def test_admin_lists_assessments_and_keeps_records_read_only(client, make_user, homework, exam, alice):
+    admin_user = make_user("yonetici", is_staff=True, is_superuser=True)
+    client.force_login(admin_user)
+    ManualScore.change(homework, alice, "first-choice", 0.5, "Kısmen.", by=admin_user)
+    for name in (
+        "assessment",
+        "studentoverride",
+        "assessmentsession",
+        "handin",
+        "examlogentry",
+        "manualscore",
+    ):
+        assert client.get(reverse(f"admin:assessments_{name}_changelist")).status_code == 200
+    page = client.get(reverse("admin:assessments_assessment_change", args=[exam.pk])).text
+    assert 'id="id_feedback_released"' in page and 'id="id_title"' not in page and "gizli" not in page
+    change = reverse("admin:assessments_manualscore_change", args=[ManualScore.objects.get().pk])
+    assert 'name="points"' not in client.get(change).text  # changed with a comment, on the student's page
+    assert (
+        client.post(
+            reverse("admin:assessments_manualscore_delete", args=[ManualScore.objects.get().pk]),
+            {"post": "yes"},
+        ).status_code
+        == 403
+    )
