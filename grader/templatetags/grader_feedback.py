@@ -14,7 +14,7 @@ from grader.models import render_message
 
 register = template.Library()
 
-CELL = 40
+CELL = 46  # as the lesson's heatmap
 LEFT = 36  # room for the row labels (q0, q1, ...)
 TOP = 26  # room for the column labels (k0, k1, ...)
 LEAK = 1e-6
