@@ -414,7 +414,8 @@ class AssessmentSession(models.Model):
     def seconds_left(self, now: datetime | None = None) -> int:
         if self.submitted_at is not None:
             return 0
-        return max(0, int((self.deadline - (now or timezone.now())).total_seconds()))
+        # Rounded up: a page counting this down reaches zero at the deadline, never before it.
+        return max(0, math.ceil((self.deadline - (now or timezone.now())).total_seconds()))
 
     def is_over(self, now: datetime | None = None) -> bool:
         return self.submitted_at is not None or (now or timezone.now()) >= self.deadline
