@@ -5,6 +5,7 @@ disappears marks its row retired instead of deleting it, so student data always 
 """
 
 from datetime import timedelta
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import models
@@ -13,6 +14,9 @@ from django.utils import timezone
 from django.utils.functional import cached_property
 from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
+
+from jobs.models import Job
+from jobs.queue import JobQuerySet
 
 from .templatetags_text import html_to_text
 
@@ -213,13 +217,15 @@ class Question(models.Model):
     def kind_label(self) -> str:
         from .kinds import get_kind
 
-        return get_kind(self.kind).label
+        kind = get_kind(self.kind)
+        return kind.label if kind else self.kind
 
     @property
     def kind_template(self) -> str:
         from .kinds import get_kind
 
-        return get_kind(self.kind).template
+        kind = get_kind(self.kind)
+        return kind.template if kind else ""
 
 
 class Exercise(models.Model):
@@ -328,16 +334,14 @@ class LessonProgress(models.Model):
         return progress
 
 
-class GradedAnswer(models.Model):
+class GradedAnswer(Job):
     """An answer to a question and its grade. Code blanks run in the sandbox through the grading
     queue, never in the web request: such an answer is stored queued and a worker grades it
-    under a lease (grader/leases.py)."""
+    under a lease (a job: jobs.models.Job); any other answer is stored graded."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", _("queued")
-        RUNNING = "running", _("running")
-        DONE = "done", _("graded")
-        FAILED = "failed", _("grader failed (not counted)")
+    task_path = "courses.tasks.grade_attempt"
+    # Queued for many re-enqueue rounds and never claimed: stop, so the student can answer again.
+    unclaimed_rounds = 10
 
     answer = models.JSONField(_("answer"), null=True, blank=True)
     score = models.FloatField(_("score"), default=0.0)
@@ -345,24 +349,15 @@ class GradedAnswer(models.Model):
     feedback = models.JSONField(_("feedback"), default=list, blank=True)
     misconceptions = models.JSONField(_("misconceptions"), default=list, blank=True)
     created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
-    status = models.CharField(_("status"), max_length=8, choices=Status, default=Status.DONE, db_index=True)
-    # While queued or running, as for submissions: when its task was enqueued, and the lease
-    # of the worker grading it (an expired lease is queued again by the sweeper).
-    enqueued_at = models.DateTimeField(_("queued at"), null=True, blank=True)
-    lease_token = models.CharField(_("lease"), max_length=64, blank=True)
-    lease_expires_at = models.DateTimeField(_("lease expires"), null=True, blank=True)
-    tries = models.PositiveSmallIntegerField(_("grading tries"), default=0)
-    last_error = models.TextField(_("last grader error"), blank=True)
+    status = models.CharField(
+        _("status"), max_length=8, choices=Job.Status, default=Job.Status.DONE, db_index=True
+    )
 
     class Meta:
         abstract = True
 
-    @property
-    def is_pending(self) -> bool:
-        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
 
-
-class AttemptQuerySet(models.QuerySet):
+class AttemptQuerySet(JobQuerySet):
     def answers(self):
         """Graded answers (not reveals, not answers still waiting for the sandbox)."""
         return self.filter(kind=Attempt.Kind.ANSWER, status=Attempt.Status.DONE)
@@ -386,7 +381,8 @@ class Attempt(GradedAnswer):
     # Answers given after the answer was revealed are kept but score 0.
     after_reveal = models.BooleanField(_("after reveal"), default=False)
 
-    objects = AttemptQuerySet.as_manager()
+    # django-stubs types a manager as a class variable, so narrowing it is an "override".
+    objects = AttemptQuerySet.as_manager()  # type: ignore[misc]
 
     class Meta:
         ordering = ["created_at", "pk"]
@@ -412,6 +408,8 @@ class AnswerPreview(GradedAnswer):
     question = models.ForeignKey(
         Question, on_delete=models.CASCADE, related_name="+", verbose_name=_("question")
     )
+
+    task_kwargs: ClassVar[dict[str, Any]] = {"preview": True}
 
     # Read like an attempt's by the question's state and templates.
     kind = Attempt.Kind.ANSWER

@@ -1,8 +1,10 @@
 from django.contrib import admin
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from . import regrade as regrades
 from .models import Submission
 
 
@@ -68,10 +70,6 @@ class SubmissionAdmin(admin.ModelAdmin):
 
     @admin.action(description=_("Regrade selected submissions (preview first)"))
     def regrade_selected(self, request, queryset):
-        from django.urls import reverse
-
-        from . import regrade as regrades
-
         by_exercise = {}
         for submission in queryset.select_related("exercise__course"):
             by_exercise.setdefault(submission.exercise, []).append(submission.pk)

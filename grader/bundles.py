@@ -13,7 +13,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from .core import ExerciseSpec, build_cases, load_bundle, parse_spec, run_reference, save_bundle
+from .core import ExerciseSpec, Reference, build_cases, load_bundle, parse_spec, run_reference, save_bundle
 
 
 def content_hash(*parts: str) -> str:
@@ -59,7 +59,7 @@ def _load(spec_json: str, target: str):
     return parse_spec(json.loads(spec_json)), cases, ref
 
 
-def load(grader_spec: dict, target: Path) -> tuple[ExerciseSpec, list, object]:
+def load(grader_spec: dict, target: Path) -> tuple[ExerciseSpec, list, Reference]:
     """The stored (spec, cases, reference) for grading; cached per process."""
     return _load(json.dumps(grader_spec, sort_keys=True, default=str), str(target))
 

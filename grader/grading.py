@@ -1,10 +1,10 @@
-"""Submissions from store to verdict: accept, queue, claim with a lease, grade, sweep.
+"""Submissions from store to verdict: accept, queue, claim with a lease, grade.
 
 Grading never runs in a web request: a submission is stored (queued) in one transaction
-and a task is enqueued when that transaction commits. A worker claims it with a
-conditional UPDATE that sets a lease; only the holder of the current lease can write the
-result, so a presumed-dead worker's late result never overwrites a newer one. Workers
-sweep expired leases back into the queue, and give up after GRADING_MAX_TRIES.
+and a task is enqueued when that transaction commits. A worker claims it under a lease;
+only the holder of the current lease can write the result, so a presumed-dead worker's late
+result never overwrites a newer one. The queue, the leases and the sweeper that gives lost
+work back to the queue are every job's (jobs.queue, jobs.sweeper).
 """
 
 import logging
@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 
 from courses.models import Enrollment
 
-from . import bundles, leases
+from . import bundles
 from .core import GradeResult, Message, SandboxUnavailable, check_source, grade, parse_spec
 from .core.sandbox import max_run_seconds
 from .models import GradeChange, SolutionReveal, Submission, Verdict
@@ -121,17 +121,8 @@ def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT, previe
             )
             submission.refresh_from_db()
             return Accepted(submission, reused=False)
-        transaction.on_commit(lambda: enqueue(submission.pk, stamped=True))
+        Submission.objects.enqueue(submission.pk, stamped=True)
     return Accepted(submission, reused=False)
-
-
-def enqueue(submission_id: int, stamped: bool = False) -> None:
-    """Put a grading task on the queue; ``stamped`` when enqueued_at was already set."""
-    from .tasks import grade_submission
-
-    if not stamped:
-        Submission.objects.filter(pk=submission_id).update(enqueued_at=timezone.now())
-    grade_submission.enqueue(submission_id)
 
 
 def lease_duration(exercise) -> timedelta:
@@ -167,9 +158,7 @@ def claim(submission_id: int) -> tuple[Submission, str] | None:
     )
     if submission is None or submission.status != Submission.Status.QUEUED:
         return None
-    token = leases.take(
-        Submission, submission_id, lease_duration(submission.exercise), started_at=timezone.now()
-    )
+    token = Submission.objects.claim(submission_id, lease_duration(submission.exercise))
     if token is None:
         return None
     # Only the fields the claim changed: a full refresh would drop the loaded exercise.
@@ -218,24 +207,18 @@ def result_fields(result: GradeResult) -> dict:
 def _store_result(
     submission: Submission, result: GradeResult, graded_hash: str, token: str | None = None
 ) -> bool:
-    rows = (
-        Submission.objects.filter(pk=submission.pk)
-        if token is None
-        else leases.holding(Submission, submission.pk, token)
-    )
     fields = result_fields(result)
+    # The grader's own failure ends the job as failed; the verdict says so to the student.
+    failed = result.verdict == Verdict.INTERNAL_ERROR
     with transaction.atomic():
-        stored = bool(
-            rows.update(
-                status=Submission.Status.DONE,
-                stdout=result.stdout,
-                duration_ms=result.duration_ms,
-                graded_hash=graded_hash,
-                finished_at=timezone.now(),
-                lease_token="",
-                lease_expires_at=None,
-                **fields,
-            )
+        stored = Submission.objects.finish(
+            submission.pk,
+            token,
+            status=Submission.Status.FAILED if failed else Submission.Status.DONE,
+            stdout=result.stdout,
+            duration_ms=result.duration_ms,
+            graded_hash=graded_hash,
+            **fields,
         )
         if stored:
             GradeChange.objects.create(
@@ -285,21 +268,5 @@ def grade_claimed(submission_id: int) -> str:
 
 
 def sweep(now=None) -> tuple[int, int]:
-    """Re-queue submissions whose worker lease expired; fail those that keep killing workers;
-    give a queued submission whose task may be lost a new task (claiming is idempotent)."""
-    now = now or timezone.now()
-
-    def give_up(tries: int) -> dict:
-        message = Message(
-            "Grading stopped after %(tries)d tries: the grader's worker died each time. Your code was kept and does not count as an attempt.",
-            {"tries": tries},
-        )
-        return {
-            "status": Submission.Status.DONE,
-            "verdict": Verdict.INTERNAL_ERROR,
-            "score": 0.0,
-            "message": message.to_dict(),
-            "finished_at": now,
-        }
-
-    return leases.sweep(Submission, now, enqueue, give_up, "submission")
+    """Sweep the submissions only (the workers sweep every job: jobs.sweeper)."""
+    return Submission.objects.sweep(now)

@@ -16,14 +16,13 @@ from django.utils.translation import gettext_noop
 from . import bundles
 from .core import grade
 from .grading import exercise_bundle
-from .models import ItemCheck
+from .models import CHECK_FAILED, ItemCheck
 
 log = logging.getLogger("grader")
 
 NO_GRADING_DATA = gettext_noop(
     "This exercise has no grading data on this machine yet: import the course again."
 )
-CHECK_FAILED = gettext_noop("The check failed on the grader's side; the log has the reason. Run it again.")
 
 
 def programs_of(exercise) -> list[dict]:
@@ -53,31 +52,25 @@ def programs_of(exercise) -> list[dict]:
 def start(exercise, user) -> ItemCheck:
     """A new check, queued when stored; an earlier one still on its way is returned instead."""
     with transaction.atomic():
-        pending = [
-            c
-            for c in ItemCheck.objects.filter(exercise=exercise, status__in=["queued", "running"])
-            if not c.is_lost
-        ]
+        pending = [c for c in ItemCheck.objects.filter(exercise=exercise).pending() if not c.is_lost]
         if pending:
             return pending[0]
-        check = ItemCheck.objects.create(exercise=exercise, requested_by=user, programs=programs_of(exercise))
-        transaction.on_commit(lambda: enqueue(check.pk))
+        check = ItemCheck.objects.create(
+            exercise=exercise, requested_by=user, programs=programs_of(exercise), enqueued_at=timezone.now()
+        )
+        ItemCheck.objects.enqueue(check.pk, stamped=True)
     return check
 
 
-def enqueue(check_id: int) -> None:
-    from .tasks import check_item
-
-    check_item.using(priority=-50).enqueue(check_id)
-
-
 def run(check_id: int) -> str:
-    """The task body: claim the check, grade every program, store the verdicts."""
-    if not ItemCheck.objects.filter(pk=check_id, status=ItemCheck.Status.QUEUED).update(
-        status=ItemCheck.Status.RUNNING, started_at=timezone.now()
-    ):
+    """The task body: claim the check, grade every program, store the verdicts (if the lease
+    still holds: a check whose worker died was given to another one by the sweeper)."""
+    check = ItemCheck.objects.select_related("exercise__course").filter(pk=check_id).first()
+    if check is None or check.status != ItemCheck.Status.QUEUED:
         return "skipped"
-    check = ItemCheck.objects.select_related("exercise__course").get(pk=check_id)
+    token = ItemCheck.objects.claim(check_id, check.lease_duration())
+    if token is None:
+        return "skipped"
     exercise = check.exercise
     try:
         spec, cases, ref = bundles.load(exercise.spec, exercise_bundle(exercise))
@@ -95,16 +88,12 @@ def run(check_id: int) -> str:
                     "hidden_failed": [t.name for t in result.tests if t.hidden and not t.passed],
                 }
             )
-    except OSError:
-        return _finish(check_id, ItemCheck.Status.FAILED, message=NO_GRADING_DATA)
-    except Exception:
+    except OSError as exc:
+        stored = ItemCheck.objects.give_up(check_id, token, repr(exc), message=NO_GRADING_DATA)
+        return ItemCheck.Status.FAILED if stored else "stale"
+    except Exception as exc:
         log.exception("item check %s failed", check_id)
-        return _finish(check_id, ItemCheck.Status.FAILED, message=CHECK_FAILED)
-    return _finish(check_id, ItemCheck.Status.DONE, runs=runs)
-
-
-def _finish(check_id: int, status: str, **fields) -> str:
-    ItemCheck.objects.filter(pk=check_id, status=ItemCheck.Status.RUNNING).update(
-        status=status, finished_at=timezone.now(), **fields
-    )
-    return status
+        stored = ItemCheck.objects.give_up(check_id, token, repr(exc), message=CHECK_FAILED)
+        return ItemCheck.Status.FAILED if stored else "stale"
+    stored = ItemCheck.objects.finish(check_id, token, runs=runs)
+    return ItemCheck.Status.DONE if stored else "stale"

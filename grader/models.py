@@ -11,11 +11,16 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
 
-from .core import Message
+from courses.models import Attempt
+from jobs.models import Job
+from jobs.queue import JobQuerySet
+
+from .core import Message, parse_spec
 from .core import Verdict as CoreVerdict
+from .core.sandbox import max_run_seconds
 
 VERDICT_LABELS = {
     CoreVerdict.PASSED: _("passed"),
@@ -28,15 +33,12 @@ VERDICT_LABELS = {
     CoreVerdict.INTERNAL_ERROR: _("internal error"),
 }
 # The grader core's verdicts, as database choices with their labels: one list of verdicts.
-Verdict = models.TextChoices("Verdict", [(v.name, (v.value, VERDICT_LABELS[v])) for v in CoreVerdict])
+Verdict = models.TextChoices("Verdict", [(v.name, (v.value, VERDICT_LABELS[v])) for v in CoreVerdict])  # type: ignore[call-overload]  # the stubs know no labelled functional form
 # ... and one rule for what uses up an attempt (grader.core.Verdict.counts_as_attempt).
 NOT_COUNTED = [v.value for v in CoreVerdict if not v.counts_as_attempt]
 
 
-class SubmissionQuerySet(models.QuerySet):
-    def pending(self):
-        return self.filter(status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
-
+class SubmissionQuerySet(JobQuerySet):
     def counted(self):
         """Submissions that count as attempts (graded on hidden cases, not rejected)."""
         return self.filter(mode=Submission.Mode.SUBMIT, status=Submission.Status.DONE, preview=False).exclude(
@@ -44,11 +46,11 @@ class SubmissionQuerySet(models.QuerySet):
         )
 
 
-class Submission(models.Model):
-    class Status(models.TextChoices):
-        QUEUED = "queued", _("queued")
-        RUNNING = "running", _("running")
-        DONE = "done", _("graded")
+class Submission(Job):
+    """Code a student sent, graded by a worker through the queue (a job: jobs.models.Job).
+    The grader's own failure ends it as failed with the verdict internal_error."""
+
+    task_path = "grader.tasks.grade_submission"
 
     class Mode(models.TextChoices):
         RUN = "run", _("run on the examples")
@@ -70,7 +72,6 @@ class Submission(models.Model):
     mode = models.CharField(_("mode"), max_length=8, choices=Mode, default=Mode.SUBMIT)
     code = models.TextField(_("code"))
     code_hash = models.CharField(_("code hash"), max_length=64, db_index=True)
-    status = models.CharField(_("status"), max_length=8, choices=Status, default=Status.QUEUED, db_index=True)
     verdict = models.CharField(_("verdict"), max_length=16, choices=Verdict, blank=True)
     score = models.FloatField(_("score"), null=True, blank=True)
     # Per-case results as {"name", "passed", "hidden", "message": {"msgid", "params"} | None}.
@@ -83,19 +84,9 @@ class Submission(models.Model):
     duration_ms = models.PositiveIntegerField(_("grading time (ms)"), null=True, blank=True)
     graded_hash = models.CharField(_("graded against"), max_length=64, blank=True)
     created_at = models.DateTimeField(_("submitted"), default=timezone.now, db_index=True)
-    # When a task was last put on the queue for it: the sweeper re-enqueues a queued
-    # submission whose task may have been lost (enqueue failed, worker died before claiming).
-    enqueued_at = models.DateTimeField(_("queued at"), null=True, blank=True)
-    started_at = models.DateTimeField(_("started"), null=True, blank=True)
-    finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
-    # The lease of the worker that claimed it: a dead worker's lease expires and the
-    # sweeper queues the submission again; a late result with a stale lease is dropped.
-    lease_token = models.CharField(_("lease"), max_length=64, blank=True)
-    lease_expires_at = models.DateTimeField(_("lease expires"), null=True, blank=True)
-    tries = models.PositiveSmallIntegerField(_("grading tries"), default=0)
-    last_error = models.TextField(_("last grader error"), blank=True)
 
-    objects = SubmissionQuerySet.as_manager()
+    # django-stubs types a manager as a class variable, so narrowing it is an "override".
+    objects = SubmissionQuerySet.as_manager()  # type: ignore[misc]
 
     class Meta:
         ordering = ["-created_at", "-pk"]
@@ -113,9 +104,13 @@ class Submission(models.Model):
     def hash_code(code: str) -> str:
         return hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()
 
-    @property
-    def is_pending(self) -> bool:
-        return self.status != self.Status.DONE
+    @classmethod
+    def given_up_fields(cls, tries: int) -> dict:
+        message = Message(
+            "Grading stopped after %(tries)d tries: the grader's worker died each time. Your code was kept and does not count as an attempt.",
+            {"tries": tries},
+        )
+        return {"verdict": Verdict.INTERNAL_ERROR, "score": 0.0, "message": message.to_dict()}
 
     def queue_position(self) -> int | None:
         """1 for the next to be graded; None once running or done (counted once per object)."""
@@ -126,8 +121,6 @@ class Submission(models.Model):
                 Q(created_at__lt=self.created_at) | Q(created_at=self.created_at, pk__lt=self.pk)
             )
             # Code fill-in answers share the workers and the queue.
-            from courses.models import Attempt
-
             answers = Attempt.objects.filter(status=Attempt.Status.QUEUED, created_at__lt=self.created_at)
             self._position = ahead.count() + answers.count() + 1
         return self._position
@@ -190,8 +183,6 @@ def grading_pace() -> Pace | None:
     taken, pace = _pace
     if now - taken < PACE_SECONDS:
         return pace
-    from courses.models import Attempt
-
     running = (
         Submission.objects.filter(status=Submission.Status.RUNNING).count()
         + Attempt.objects.filter(status=Attempt.Status.RUNNING).count()
@@ -201,7 +192,9 @@ def grading_pace() -> Pace | None:
         .exclude(verdict=Verdict.INTERNAL_ERROR)
         .order_by("-pk")
     )
-    rows = list(recent.values_list("started_at", "finished_at")[:20])
+    rows = [
+        (start, end) for start, end in recent.values_list("started_at", "finished_at")[:20] if start and end
+    ]
     pace = None
     if running and rows:
         each = statistics.fmean((end - start).total_seconds() for start, end in rows)
@@ -312,7 +305,12 @@ class Regrade(models.Model):
         verbose_name_plural = _("regrades")
 
 
-class RegradeItem(models.Model):
+class RegradeItem(Job):
+    """One submission graded again for a regrade's preview: a job below students' grading."""
+
+    task_path = "grader.tasks.regrade_item"
+    priority = -50  # a regrade of hundreds never holds up a student waiting for a verdict
+
     regrade = models.ForeignKey(
         Regrade, on_delete=models.CASCADE, related_name="items", verbose_name=_("regrade")
     )
@@ -321,7 +319,6 @@ class RegradeItem(models.Model):
     )
     old_verdict = models.CharField(_("verdict before"), max_length=16, blank=True)
     old_score = models.FloatField(_("score before"), null=True)
-    done = models.BooleanField(_("graded"), default=False)
     new_verdict = models.CharField(_("verdict after"), max_length=16, blank=True)
     new_score = models.FloatField(_("score after"), null=True)
     new_tests = models.JSONField(_("tests after"), default=list)
@@ -336,21 +333,25 @@ class RegradeItem(models.Model):
         verbose_name_plural = _("regraded submissions")
 
     @property
+    def done(self) -> bool:
+        return self.status == self.Status.DONE
+
+    @property
     def delta(self) -> float | None:
         if not self.done or self.new_score is None:
             return None
         return self.new_score - (self.old_score or 0.0)
 
 
-class ItemCheck(models.Model):
+CHECK_FAILED = gettext_noop("The check failed on the grader's side; the log has the reason. Run it again.")
+
+
+class ItemCheck(Job):
     """An instructor's "test this item": the reference solution and every catalogued
     misconception variant, graded by a worker through the queue (never in a web request)."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", _("queued")
-        RUNNING = "running", _("running")
-        DONE = "done", _("done")
-        FAILED = "failed", _("failed")
+    task_path = "grader.tasks.check_item"
+    priority = -50  # below students' own grading
 
     exercise = models.ForeignKey(
         "courses.Exercise", on_delete=models.CASCADE, related_name="checks", verbose_name=_("exercise")
@@ -363,9 +364,6 @@ class ItemCheck(models.Model):
         verbose_name=_("requested by"),
     )
     created_at = models.DateTimeField(_("requested"), default=timezone.now)
-    started_at = models.DateTimeField(_("started"), null=True, blank=True)
-    finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
-    status = models.CharField(_("status"), max_length=8, choices=Status, default=Status.QUEUED)
     # What to grade, read from the course files when the check was asked for:
     # [{"label", "file", "code"}]; then one result per program.
     programs = models.JSONField(_("programs"), default=list)
@@ -377,18 +375,20 @@ class ItemCheck(models.Model):
         verbose_name = _("item check")
         verbose_name_plural = _("item checks")
 
-    @property
-    def is_pending(self) -> bool:
-        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+    @classmethod
+    def given_up_fields(cls, tries: int) -> dict:
+        return {"message": CHECK_FAILED}
+
+    def lease_duration(self) -> timedelta:
+        """Longer than grading every program can take: a live worker never loses its lease."""
+        per_run = max_run_seconds(parse_spec(self.exercise.spec).limits)
+        return timedelta(seconds=per_run * max(1, len(self.programs)) + settings.GRADING_LEASE_MARGIN)
 
     @property
     def is_lost(self) -> bool:
         """Pending for far longer than grading its programs can take: its worker was lost."""
         if not self.is_pending:
             return False
-        from .core import parse_spec
-        from .core.sandbox import max_run_seconds
-
         per_run = max_run_seconds(parse_spec(self.exercise.spec).limits)
         limits_seconds = per_run * max(1, len(self.programs)) + settings.GRADING_REQUEUE_AFTER
         return timezone.now() - (self.started_at or self.created_at) > timedelta(seconds=limits_seconds)

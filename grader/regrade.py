@@ -6,19 +6,26 @@ an interrupted preview loses nothing: ``resume`` queues what is left. ``apply`` 
 new grade and its history in one transaction.
 """
 
+import logging
+
 from django.db import transaction
 from django.utils import timezone
 
 from . import bundles
 from .core import grade
-from .grading import result_fields
+from .grading import lease_duration, result_fields
 from .models import GradeChange, Regrade, RegradeItem, Submission, Verdict
+
+log = logging.getLogger("grader")
 
 
 def regradable(exercise):
-    """Submitted (not example-run) code that was actually graded."""
+    """Submitted (not example-run) code that was graded, or that the grader failed on."""
     return Submission.objects.filter(
-        exercise=exercise, mode=Submission.Mode.SUBMIT, status=Submission.Status.DONE, preview=False
+        exercise=exercise,
+        mode=Submission.Mode.SUBMIT,
+        status__in=[Submission.Status.DONE, Submission.Status.FAILED],
+        preview=False,
     ).exclude(verdict__in=[Verdict.REJECTED])
 
 
@@ -26,13 +33,16 @@ def start(exercise, user, submission_ids=None) -> Regrade:
     submissions = regradable(exercise)
     if submission_ids is not None:
         submissions = submissions.filter(pk__in=submission_ids)
+    now = timezone.now()
     with transaction.atomic():
         regrade = Regrade.objects.create(
             exercise=exercise, content_hash=exercise.content_hash, created_by=user
         )
         RegradeItem.objects.bulk_create(
             [
-                RegradeItem(regrade=regrade, submission=s, old_verdict=s.verdict, old_score=s.score)
+                RegradeItem(
+                    regrade=regrade, submission=s, old_verdict=s.verdict, old_score=s.score, enqueued_at=now
+                )
                 for s in submissions.only("pk", "verdict", "score")
             ]
         )
@@ -41,44 +51,54 @@ def start(exercise, user, submission_ids=None) -> Regrade:
 
 
 def resume(regrade: Regrade) -> int:
-    """Queue every preview item not graded yet (idempotent); returns how many."""
-    from .tasks import regrade_item
-
-    pending = list(regrade.items.filter(done=False).values_list("pk", flat=True))
-    # Below students' own submissions: a regrade of hundreds never holds up someone waiting.
-    low = regrade_item.using(priority=-50)
-    for item_id in pending:
-        low.enqueue(item_id)
-    return len(pending)
+    """Queue every preview item not graded yet, again if the grader failed on it (idempotent);
+    returns how many. Items run below students' own submissions (RegradeItem.priority)."""
+    return RegradeItem.objects.requeue(regrade.items.values_list("pk", flat=True))
 
 
 def grade_item(item_id: int) -> str:
+    """The task body: claim one item, grade the submission again, store the preview's grade
+    (if the lease still holds)."""
     item = (
         RegradeItem.objects.select_related("regrade__exercise__course", "submission")
         .filter(pk=item_id)
         .first()
     )
-    if item is None or item.done or item.regrade.status != Regrade.Status.PREVIEW:
+    if item is None or item.status != RegradeItem.Status.QUEUED:
         return "skipped"
     regrade = item.regrade
     exercise = regrade.exercise
-    directory = bundles.bundle_path("exercises", exercise.course.slug, exercise.slug, regrade.content_hash)
-    spec, cases, ref = bundles.load(exercise.spec, directory)
-    variants = bundles.load_variants(directory)
-    result = grade(item.submission.code, spec, cases, ref, variants=variants)
+    token = RegradeItem.objects.claim(item_id, lease_duration(exercise))
+    if token is None:
+        return "skipped"
+    if regrade.status != Regrade.Status.PREVIEW:  # applied or cancelled meanwhile: nothing to do
+        RegradeItem.objects.give_up(item_id, token, f"the regrade was {regrade.status}")
+        return "skipped"
+    try:
+        directory = bundles.bundle_path(
+            "exercises", exercise.course.slug, exercise.slug, regrade.content_hash
+        )
+        spec, cases, ref = bundles.load(exercise.spec, directory)
+        variants = bundles.load_variants(directory)
+        result = grade(item.submission.code, spec, cases, ref, variants=variants)
+    except Exception as exc:  # the grader's fault: the item waits for "resume"
+        log.exception("regrading item %s failed", item_id)
+        return "failed" if RegradeItem.objects.give_up(item_id, token, repr(exc)) else "stale"
     if result.verdict in (Verdict.INTERNAL_ERROR, Verdict.REJECTED):
-        # The grader's own trouble is not a grade: leave the item for "resume".
+        # The grader's own trouble is not a grade: the item waits for "resume".
+        RegradeItem.objects.give_up(item_id, token, f"graded {result.verdict}")
         return str(result.verdict)
     fields = result_fields(result)
-    RegradeItem.objects.filter(pk=item_id, done=False).update(
-        done=True,
+    stored = RegradeItem.objects.finish(
+        item_id,
+        token,
         new_verdict=fields["verdict"],
         new_score=fields["score"],
         new_tests=fields["tests"],
         new_message=fields["message"],
         new_misconception=fields["misconception"],
     )
-    return fields["verdict"]
+    return fields["verdict"] if stored else "stale"
 
 
 def summary(regrade: Regrade) -> dict:
@@ -152,6 +172,7 @@ def apply(regrade: Regrade) -> int:
                 message=item.new_message,
                 misconception=item.new_misconception,
                 graded_hash=regrade.content_hash,
+                status=Submission.Status.DONE,  # a grade now, even where the grader had failed
             )
             GradeChange.objects.create(
                 submission_id=item.submission_id,

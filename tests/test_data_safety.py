@@ -51,7 +51,7 @@ def test_applying_a_regrade_keeps_the_previous_message_and_misconception_in_the_
     regrade = regrades.start(attn, teacher)
     # The preview's worker graded it again (the reference changed): it passes now.
     regrade.items.update(
-        done=True,
+        status="done",
         new_verdict="passed",
         new_score=1.0,
         new_tests=[],

@@ -165,7 +165,7 @@ def test_submission_that_keeps_killing_workers_ends_as_internal_error(alice, att
         Submission.objects.filter(pk=submission.pk).update(lease_expires_at="2000-01-01T00:00:00Z")
         sweep()
     submission.refresh_from_db()
-    assert (submission.status, submission.verdict) == ("done", "internal_error")
+    assert (submission.status, submission.verdict) == ("failed", "internal_error")
     assert "2" in submission.last_error and submission.message["params"] == {"tries": 2}
 
 

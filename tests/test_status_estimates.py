@@ -9,7 +9,6 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from grader import grading
 from grader.grading import submit, sweep
 from grader.models import Submission, forget_grading_pace
 
@@ -151,7 +150,7 @@ def test_a_submission_whose_task_never_reached_the_queue_is_queued_again_by_the_
     alice, lab, attn, settings
 ):
     lab.enroll(alice)
-    with mock.patch.object(grading, "enqueue", side_effect=RuntimeError("queue down")):
+    with mock.patch("jobs.queue.send", side_effect=RuntimeError("queue down")):
         with pytest.raises(RuntimeError):
             with django_capture_on_commit():
                 submit(alice, attn, SOLUTION)
@@ -159,9 +158,9 @@ def test_a_submission_whose_task_never_reached_the_queue_is_queued_again_by_the_
     assert stored.status == "queued" and stored.enqueued_at is not None
     assert sweep() == (0, 0)  # not yet: its task may still be on its way
     later = timezone.now() + timedelta(seconds=settings.GRADING_REQUEUE_AFTER + 1)
-    with mock.patch.object(grading, "enqueue") as enqueue:
+    with mock.patch("jobs.queue.send") as send:
         assert sweep(now=later) == (1, 0)
-    enqueue.assert_called_once_with(stored.pk)
+    send.assert_called_once_with(Submission, stored.pk)
 
 
 def django_capture_on_commit():

@@ -1,5 +1,5 @@
-"""A grading worker: django-tasks-db's db_worker plus a sweeper thread for expired leases
-(of exercise submissions and of queued answers)."""
+"""A grading worker: django-tasks-db's db_worker plus the sweeper thread (jobs.sweeper) that
+gives every kind of job whose task or worker was lost back to the queue."""
 
 import logging
 import threading
@@ -10,8 +10,9 @@ from django.core.management.base import CommandError
 from django.db import close_old_connections
 from django_tasks_db.management.commands.db_worker import Command as DbWorkerCommand
 
-from courses.answer_queue import sweep as sweep_answers
-from grader.grading import sweep
+from grader.core import sandbox_problem
+from grader.core.pool import enable_from_env
+from jobs.sweeper import sweep
 
 log = logging.getLogger("grader")
 
@@ -20,12 +21,7 @@ def _sweep_forever(interval: float) -> None:
     while True:
         time.sleep(interval)
         try:
-            requeued, failed = sweep()
-            if requeued or failed:
-                log.warning("sweeper: %d submission(s) queued again, %d given up", requeued, failed)
-            requeued, failed = sweep_answers()
-            if requeued or failed:
-                log.warning("sweeper: %d answer(s) queued again, %d given up", requeued, failed)
+            sweep()  # logs what it queued again or gave up on
         except Exception:  # a locked or lost database must not kill the sweeper
             log.exception("sweeper failed; retrying")
         finally:
@@ -33,7 +29,7 @@ def _sweep_forever(interval: float) -> None:
 
 
 class Command(DbWorkerCommand):
-    help = "Run a grading worker (db_worker) that also re-queues submissions of dead workers."
+    help = "Run a grading worker (db_worker) that also gives the work of dead workers back to the queue."
 
     def add_arguments(self, parser):
         super().add_arguments(parser)
@@ -41,16 +37,11 @@ class Command(DbWorkerCommand):
         parser.set_defaults(interval=settings.GRADING_WORKER_INTERVAL_MS / 1000)
 
     def handle(self, *args, **options):
-        from grader.core import sandbox_problem
-
-        # DIKKAT_GRADER_POOL=N keeps N sandboxes with NumPy already imported, each used once.
-        from grader.core.pool import enable_from_env
-
         problem = sandbox_problem()
         if problem:  # fail closed: a worker that cannot sandbox (with caps) takes no work
             raise CommandError(f"This worker cannot grade safely: {problem}")
 
-        enable_from_env()
+        enable_from_env()  # DIKKAT_GRADER_POOL=N keeps N sandboxes with NumPy already imported, each used once
         threading.Thread(
             target=_sweep_forever, args=(settings.GRADING_SWEEP_INTERVAL,), name="lease-sweeper", daemon=True
         ).start()

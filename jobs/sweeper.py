@@ -1,0 +1,30 @@
+"""One sweeper for every kind of queued job: each concrete subclass of jobs.models.Job is swept
+(a new job model is covered by being one; nothing here changes)."""
+
+import logging
+from datetime import datetime
+
+from django.apps import apps
+from django.utils import timezone
+
+from .models import Job
+
+log = logging.getLogger("grader")
+
+
+def job_models() -> list[type[Job]]:
+    """Every concrete job model Django knows."""
+    return [model for model in apps.get_models() if issubclass(model, Job)]
+
+
+def sweep(now: datetime | None = None) -> dict[str, tuple[int, int]]:
+    """Sweep every job model once; (queued again, given up) per model label, for the models
+    where something happened."""
+    now = now or timezone.now()
+    happened = {}
+    for model in job_models():
+        requeued, given_up = model.objects.sweep(now)
+        if requeued or given_up:
+            happened[model._meta.label] = (requeued, given_up)
+            log.warning("sweeper: %s: %d queued again, %d given up", model._meta.label, requeued, given_up)
+    return happened
