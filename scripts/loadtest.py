@@ -30,6 +30,7 @@ import random
 import re
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -514,6 +515,30 @@ def rush(
     return account, elapsed, notes
 
 
+def stop_site(server: subprocess.Popen[bytes], marker: str) -> None:
+    """Stop the site as Ctrl-C in its terminal does (SIGINT to its whole process group); kill
+    and name whatever outlives that, so no stray process keeps the port or the CPU."""
+    os.killpg(server.pid, signal.SIGINT)
+    try:
+        server.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        print("    the site did not stop within 20 s of SIGINT", flush=True)
+    time.sleep(1)
+    left = site_processes(marker)
+    for pid, cmdline in left.items():
+        print(
+            f"    still running after the site stopped, killed: {pid} {cmdline.replace(b'\0', b' ').decode()[:100]}"
+        )
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    try:
+        os.killpg(server.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def read_outcomes(env: dict[str, str]) -> dict[str, dict[str, list[Any]]]:
     check = subprocess.run(
         [PYTHON, "manage.py", "shell", "-v", "0", "-c", OUTCOMES],
@@ -658,7 +683,7 @@ def main() -> int:
         help="seconds after the rush for the last verdicts before the rest counts as stuck (default 180)",
     )
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="grading workers")
-    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--port", type=int, default=0, help="port of the site (default: a free one)")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument(
         "--keep", action="store_true", help="keep the throw-away site (database, serve.log) to look into"
@@ -669,6 +694,10 @@ def main() -> int:
     var = Path(tempfile.mkdtemp(prefix="dikkat-loadtest-"))
     print(f"==> Preparing a throw-away site in {var}", flush=True)
     env = prepare_site(var)
+    if not args.port:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            args.port = probe.getsockname()[1]
     base = f"http://127.0.0.1:{args.port}"
     server = subprocess.Popen(
         [
@@ -706,11 +735,7 @@ def main() -> int:
         )
         account, elapsed, _ = rush(args, ready, f"DIKKAT_LOADTEST={var.name}")
     finally:
-        os.killpg(server.pid, signal.SIGINT)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
+        stop_site(server, f"DIKKAT_LOADTEST={var.name}")
 
     stored = read_outcomes(env)
     print(f"==> What became of them (the database after {elapsed:.0f} s)")
