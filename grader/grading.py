@@ -18,6 +18,7 @@ from django.db.models import Count, Min, Q
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from courses.models import Enrollment
 
@@ -246,7 +247,9 @@ def grade_claimed(submission_id: int) -> str:
         result = GradeResult(
             verdict=Verdict.INTERNAL_ERROR,
             message=Message(
-                "The grader is not available right now. Your code was kept; an administrator has been told."
+                gettext_noop(
+                    "The grader is not available right now. Your code was kept; an administrator has been told."
+                )
             ),
         )
         graded_hash = submission.exercise.content_hash
@@ -256,7 +259,9 @@ def grade_claimed(submission_id: int) -> str:
         result = GradeResult(
             verdict=Verdict.INTERNAL_ERROR,
             message=Message(
-                "The grader failed on our side. Your code was kept and does not count as an attempt."
+                gettext_noop(
+                    "The grader failed on our side. Your code was kept and does not count as an attempt."
+                )
             ),
         )
         graded_hash = submission.exercise.content_hash

@@ -107,10 +107,18 @@ class Submission(Job):
     @classmethod
     def given_up_fields(cls, tries: int) -> dict:
         message = Message(
-            "Grading stopped after %(tries)d tries: the grader's worker died each time. Your code was kept and does not count as an attempt.",
+            gettext_noop(
+                "Grading stopped after %(tries)d tries: the grader's worker died each time. Your code was kept and does not count as an attempt."
+            ),
             {"tries": tries},
         )
         return {"verdict": Verdict.INTERNAL_ERROR, "score": 0.0, "message": message.to_dict()}
+
+    @property
+    def progress(self) -> str:
+        """queued, running or done: what a page's status poll waits on. A grading the grader
+        gave up on (failed) is done for the page; its verdict says what happened."""
+        return self.Status.DONE if self.status == self.Status.FAILED else self.status
 
     def queue_position(self) -> int | None:
         """1 for the next to be graded; None once running or done (counted once per object)."""

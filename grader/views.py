@@ -153,7 +153,7 @@ def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: 
 def _status_payload(request, submission: Submission, reused: bool = False) -> dict:
     payload = {
         "id": submission.pk,
-        "status": submission.status,
+        "status": submission.progress,
         "position": submission.queue_position(),
         "wait_seconds": submission.queue_wait_seconds(),
         "verdict": submission.verdict or None,

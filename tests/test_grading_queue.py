@@ -157,7 +157,7 @@ def test_a_stale_result_never_overwrites_a_newer_one(alice, attn):
     assert (submission.verdict, submission.score, submission.tries) == ("passed", 1.0, 2)
 
 
-def test_submission_that_keeps_killing_workers_ends_as_internal_error(alice, attn, settings):
+def test_submission_that_keeps_killing_workers_ends_as_internal_error(student, alice, attn, settings):
     settings.GRADING_MAX_TRIES = 2
     submission = submit(alice, attn, SOLUTION).submission
     for _ in range(2):
@@ -167,6 +167,10 @@ def test_submission_that_keeps_killing_workers_ends_as_internal_error(alice, att
     submission.refresh_from_db()
     assert (submission.status, submission.verdict) == ("failed", "internal_error")
     assert "2" in submission.last_error and submission.message["params"] == {"tries": 2}
+    # The page's script stops polling at "done" and shows what happened.
+    data = student.get(reverse("submission_status", args=[submission.pk])).json()
+    assert (data["status"], data["verdict"]) == ("done", "internal_error")
+    assert "Notlandırma 2 denemeden sonra durduruldu" in data["html"]
 
 
 def _start_worker(env):
