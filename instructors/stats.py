@@ -1,5 +1,6 @@
-"""Numbers for instructors: the gradebook and per-item statistics, computed from attempts
-and submissions (many rows at once, in Python; a course has hundreds of students, not millions)."""
+"""Numbers for instructors: the gradebook's rows and per-item statistics, computed from
+attempts and submissions in Python for the students on one page (instructors/gradebook.py
+decides in the database which students a page shows, in what order)."""
 
 import statistics
 from collections import Counter, defaultdict
@@ -7,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.contrib.auth.models import User
-from django.db.models import Max
+from django.db.models import Max, QuerySet
 from django.utils.text import Truncator
 from django.utils.translation import gettext as _
 
@@ -82,14 +83,20 @@ def _score(scores: list[tuple[datetime, float]], policy: str) -> tuple[float | N
     return best[1], best[0]
 
 
-def gradebook(course: Course, items: list) -> list[Row]:
-    enrollments = Enrollment.objects.filter(course=course).select_related("user").order_by("user__username")
-    rows = {e.user_id: Row(e.user, e.created_at, None) for e in enrollments}
+def gradebook(course: Course, items: list, user_ids: list[int] | None = None) -> list[Row]:
+    """The gradebook's rows for the students ``user_ids`` in that order (a page of them; every
+    enrolled student by username when None): each item's score under the course's policy,
+    the number of attempts, and the student's last activity in the course."""
+    enrollments = Enrollment.objects.filter(course=course).select_related("user")
+    if user_ids is None:
+        rows = {e.user_id: Row(e.user, e.created_at, None) for e in enrollments.order_by("user__username")}
+    else:
+        found = {e.user_id: e for e in enrollments.filter(user_id__in=user_ids)}
+        rows = {i: Row(found[i].user, found[i].created_at, None) for i in user_ids if i in found}
     question_ids = {item.pk: item.key for item in items if not item.is_exercise}
     exercise_ids = {item.pk: item.key for item in items if item.is_exercise}
     scores: dict[tuple[int, str], list] = defaultdict(list)
     counts: Counter = Counter()
-    activity: dict[int, datetime] = {}
     attempts = Attempt.objects.filter(
         question_id__in=question_ids, user_id__in=rows, status=Attempt.Status.DONE
     ).order_by("created_at", "pk")
@@ -99,7 +106,6 @@ def gradebook(course: Course, items: list) -> list[Row]:
         key = (user_id, question_ids[question_id])
         scores[key].append((created, score))
         counts[key] += kind == Attempt.Kind.ANSWER
-        activity[user_id] = max(activity.get(user_id, created), created)
     submissions = (
         Submission.objects.counted()
         .filter(exercise_id__in=exercise_ids, user_id__in=rows)
@@ -111,24 +117,33 @@ def gradebook(course: Course, items: list) -> list[Row]:
         key = (user_id, exercise_ids[exercise_id])
         scores[key].append((created, 0.0 if after_reveal else score or 0.0))
         counts[key] += 1
-    for user_id, last in (
-        Submission.objects.filter(exercise__course=course, user_id__in=rows, preview=False)
-        .values_list("user_id")
-        .annotate(last=Max("created_at"))
-    ):
-        activity[user_id] = max(activity.get(user_id, last), last)
-    for user_id, last in (
-        LessonProgress.objects.filter(lesson__course=course, user_id__in=rows)
-        .values_list("user_id")
-        .annotate(last=Max("last_visited_at"))
-    ):
-        activity[user_id] = max(activity.get(user_id, last), last)
+    activity = last_activity(course, list(rows))
     for user_id, row in rows.items():
         row.last_activity = activity.get(user_id)
         for item in items:
             kept, best_at = _score(scores.get((user_id, item.key), []), course.score_policy)
             row.cells[item.key] = Cell(kept, counts.get((user_id, item.key), 0), best_at)
     return list(rows.values())
+
+
+def activity_sources(course: Course) -> list[tuple[QuerySet, str]]:
+    """Everything a student does in a course, with the field saying when: answers, code sent
+    (example runs too) and lesson visits. The latest of them is the student's last activity."""
+    return [
+        (Attempt.objects.filter(question__course=course, status=Attempt.Status.DONE), "created_at"),
+        (Submission.objects.filter(exercise__course=course, preview=False), "created_at"),
+        (LessonProgress.objects.filter(lesson__course=course), "last_visited_at"),
+    ]
+
+
+def last_activity(course: Course, user_ids: list[int]) -> dict[int, datetime]:
+    activity: dict[int, datetime] = {}
+    for done, when in activity_sources(course):
+        for user_id, last in (
+            done.filter(user_id__in=user_ids).values_list("user_id").annotate(last=Max(when)).order_by()
+        ):
+            activity[user_id] = max(activity.get(user_id, last), last)
+    return activity
 
 
 @dataclass

@@ -4,12 +4,14 @@ get in; everyone else gets a 404, never data."""
 
 import csv
 import difflib
+from collections.abc import Iterator
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -19,12 +21,13 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from courses.kinds import get_kind
-from courses.models import AnswerPreview, Course
+from courses.models import AnswerPreview, Course, Enrollment
 from grader import itemcheck
 from grader import regrade as regrades
 from grader.models import Regrade, Submission, Verdict
 
 from . import stats
+from .gradebook import SORTS, Order, Students
 
 
 def _get_course_for_instructor(request: HttpRequest, slug: str) -> Course:
@@ -43,49 +46,55 @@ def _get_item(course: Course, kind: str, slug: str):
     return item
 
 
+STUDENTS_PER_PAGE = 50
+
+
 @login_required
 def dashboard(request: HttpRequest, course_slug: str) -> HttpResponse:
     course = _get_course_for_instructor(request, course_slug)
     items = stats.course_items(course)
-    rows = stats.gradebook(course, items)
-    return render(request, "instructors/dashboard.html", {"course": course, "rows": rows, "items": items})
+    students = Paginator(Students(course, items, Order()), STUDENTS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    return render(
+        request,
+        "instructors/dashboard.html",
+        {
+            "course": course,
+            "items": items,
+            "rows": stats.gradebook(course, items, list(students.object_list)),
+            "page": students,
+        },
+    )
 
 
-def _sorted_rows(request, rows: list, items: list) -> tuple[list, str, bool]:
+def _order(request: HttpRequest, items: list) -> Order:
+    """The gradebook's sort and filters from its URL (?sort=total&desc=1&q=…&only=incomplete);
+    an unknown sort is by name."""
     sort = request.GET.get("sort", "name")
-    descending = request.GET.get("desc") == "1"
-    keys = {
-        "name": lambda r: r.user.username.casefold(),
-        "total": lambda r: r.total,
-        "activity": lambda r: r.last_activity.timestamp() if r.last_activity else 0.0,
-        "enrolled": lambda r: r.enrolled_at,
-    }
-    item_keys = {item.key for item in items}
-    if sort in item_keys:
-        key = lambda r: (r.cells[sort].score is not None, r.cells[sort].score or 0.0)  # noqa: E731
-    else:
-        sort = sort if sort in keys else "name"
-        key = keys[sort]
-    return sorted(rows, key=key, reverse=descending), sort, descending
+    if sort not in SORTS and sort not in {item.key for item in items}:
+        sort = "name"
+    return Order(
+        sort=sort,
+        descending=request.GET.get("desc") == "1",
+        query=request.GET.get("q", "").strip(),
+        incomplete=request.GET.get("only") == "incomplete",
+    )
 
 
 @login_required
 def gradebook(request: HttpRequest, course_slug: str) -> HttpResponse:
+    """A page of students with their scores, sorted and filtered over the whole course."""
     course = _get_course_for_instructor(request, course_slug)
     lesson = request.GET.get("lesson") or None
     items = stats.course_items(course, lesson)
-    rows = stats.gradebook(course, items)
-    query = request.GET.get("q", "").strip()
-    if query:
-        rows = [
-            r
-            for r in rows
-            if query.casefold() in r.user.username.casefold() or query.casefold() in r.user.email.casefold()
-        ]
-    if request.GET.get("only") == "incomplete":
-        rows = [r for r in rows if any((c.score or 0) < 1 for c in r.cells.values())]
-    rows, sort, descending = _sorted_rows(request, rows, items)
+    order = _order(request, items)
+    page = Paginator(Students(course, items, order), STUDENTS_PER_PAGE).get_page(request.GET.get("page"))
+    rows = stats.gradebook(course, items, list(page.object_list))
     table = [{"row": row, "cells": [row.cells[item.key] for item in items]} for row in rows]
+    # The page's links keep the sort and the filters.
+    kept = {"sort": order.sort, "desc": "1" if order.descending else "", "lesson": lesson or ""}
+    kept |= {"q": order.query, "only": "incomplete" if order.incomplete else ""}
     return render(
         request,
         "instructors/gradebook.html",
@@ -93,12 +102,14 @@ def gradebook(request: HttpRequest, course_slug: str) -> HttpResponse:
             "course": course,
             "items": items,
             "table": table,
-            "sort": sort,
-            "desc": descending,
+            "page": page,
+            "page_query": urlencode({key: value for key, value in kept.items() if value}),
+            "sort": order.sort,
+            "desc": order.descending,
             "lessons": course.active_lessons(),
             "lesson": lesson,
-            "query": query,
-            "only": request.GET.get("only", ""),
+            "query": order.query,
+            "only": "incomplete" if order.incomplete else "",
         },
     )
 
@@ -109,40 +120,56 @@ def _csv_cell(value: str) -> str:
     return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
+class _Line:
+    """A file-like object for csv.writer that hands back the line just written."""
+
+    def write(self, line: str) -> str:
+        return line
+
+
+CSV_CHUNK = 500  # students whose scores are computed at a time: memory stays flat
+
+
 @login_required
-def gradebook_csv(request: HttpRequest, course_slug: str, excel: bool = False) -> HttpResponse:
+def gradebook_csv(request: HttpRequest, course_slug: str, excel: bool = False) -> StreamingHttpResponse:
     """The gradebook as CSV: the standard one (commas, decimal points), or with ``excel`` the one
     Excel in Turkish opens as columns (semicolons, decimal commas). Both start with a BOM so
-    spreadsheet programs read Turkish letters right."""
+    spreadsheet programs read Turkish letters right. Streamed: the rows of a few hundred
+    students at a time, however many the course has."""
     course = _get_course_for_instructor(request, course_slug)
     items = stats.course_items(course)
-    rows = stats.gradebook(course, items)
+    user_ids = list(
+        Enrollment.objects.filter(course=course).order_by("user__username").values_list("user_id", flat=True)
+    )
     number = (lambda value: f"{value:.2f}".replace(".", ",")) if excel else (lambda value: f"{value:.2f}")
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    writer = csv.writer(_Line(), delimiter=";" if excel else ",")
+
+    def lines() -> Iterator[str]:
+        yield "\ufeff" + writer.writerow(
+            [_("username"), _("e-mail"), _("enrolled"), _("last activity"), _("total")]
+            + [item.slug for item in items]
+        )
+        for start in range(0, len(user_ids), CSV_CHUNK):
+            for row in stats.gradebook(course, items, user_ids[start : start + CSV_CHUNK]):
+                yield writer.writerow(
+                    [
+                        _csv_cell(row.user.username),
+                        _csv_cell(row.user.email),
+                        timezone.localtime(row.enrolled_at).date().isoformat(),
+                        timezone.localtime(row.last_activity).isoformat(timespec="minutes")
+                        if row.last_activity
+                        else "",
+                        number(row.total),
+                    ]
+                    + [
+                        "" if row.cells[item.key].score is None else number(row.cells[item.key].score)
+                        for item in items
+                    ]
+                )
+
+    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
     name = f"{course.slug}-notlar-excel.csv" if excel else f"{course.slug}-notlar.csv"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
-    response.write("\ufeff")
-    writer = csv.writer(response, delimiter=";" if excel else ",")
-    writer.writerow(
-        [_("username"), _("e-mail"), _("enrolled"), _("last activity"), _("total")]
-        + [item.slug for item in items]
-    )
-    for row in rows:
-        writer.writerow(
-            [
-                _csv_cell(row.user.username),
-                _csv_cell(row.user.email),
-                timezone.localtime(row.enrolled_at).date().isoformat(),
-                timezone.localtime(row.last_activity).isoformat(timespec="minutes")
-                if row.last_activity
-                else "",
-                number(row.total),
-            ]
-            + [
-                "" if row.cells[item.key].score is None else number(row.cells[item.key].score)
-                for item in items
-            ]
-        )
     return response
 
 

@@ -104,11 +104,11 @@ def test_csv_for_turkish_excel_has_semicolons_and_decimal_commas_and_the_same_co
     attn = lab.exercises.get(slug="attn")
     graded(ayse, attn, "a = 1\n", "passed", 1.0)
     client.force_login(teacher)
-    standard = client.get(reverse("instructors:gradebook_csv", args=["lab"])).content
+    standard = client.get(reverse("instructors:gradebook_csv", args=["lab"])).getvalue()
     excel = client.get(reverse("instructors:gradebook_csv_excel", args=["lab"]))
     assert excel["Content-Type"] == "text/csv; charset=utf-8"
     assert "excel" in excel["Content-Disposition"]
-    body = excel.content
+    body = excel.getvalue()
     assert body.startswith("\ufeff".encode())
     rows = list(csv.reader(io.StringIO(body.decode("utf-8-sig")), delimiter=";"))
     standard_rows = list(csv.reader(io.StringIO(standard.decode("utf-8-sig"))))

@@ -133,7 +133,7 @@ def test_a_toy_kind_is_one_class_and_one_template_and_every_page_serves_it(clien
     # The gradebook counts it like any other question.
     gradebook = client.get(reverse("instructors:gradebook", args=["mini"]), {"sort": "name"}).text
     assert re.search(r">ayse</th>.*?<td>1,00</td>", gradebook, flags=re.S)
-    body = client.get(reverse("instructors:gradebook_csv", args=["mini"])).content.decode("utf-8-sig")
+    body = client.get(reverse("instructors:gradebook_csv", args=["mini"])).getvalue().decode("utf-8-sig")
     rows = list(csv.DictReader(io.StringIO(body)))
     assert [(r["kullanıcı adı"], r["toy-question"]) for r in rows] == [("ayse", "1.00"), ("can", "0.00")]
 

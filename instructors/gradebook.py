@@ -1,0 +1,212 @@
+"""Which students a gradebook page shows, in what order: filtered, sorted and counted by the
+database over every enrolled student, so a course of ten thousand costs a page, not a course.
+The cells of the page's students come from ``stats.gradebook``."""
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import overload
+
+from django.db import connection
+from django.db.models import Case, F, FloatField, Q, QuerySet, Value, When
+from django.db.models.functions import Coalesce, Lower
+
+from courses.models import Attempt, Course, Enrollment
+from grader.models import Submission
+
+from . import stats
+
+# Sorts by a student's own columns; any other sort names an item ("q:slug", "e:slug").
+SORTS = ("name", "total", "activity", "enrolled")
+
+
+@dataclass(frozen=True)
+class Order:
+    """How the instructor asked to see the students: the sort column, its direction, a search
+    in usernames and e-mail addresses, and whether only students with unfinished items show."""
+
+    sort: str = "name"
+    descending: bool = False
+    query: str = ""
+    incomplete: bool = False
+
+
+class Students:
+    """The enrolled students of a course as a gradebook shows them, for a Paginator: ``count()``
+    and each slice (a page of user ids) are answered by the database.
+
+    Sorting by name or enrolment date pages the enrolments directly. Sorting by a score, the
+    last activity or showing only unfinished students needs every student's scores: one query
+    computes them in the database (each item's kept score under the course's policy, summed),
+    and only the ordered ids come back."""
+
+    def __init__(self, course: Course, items: list, order: Order):
+        self.course, self.items, self.order = course, items, order
+        self._ordered: list[int] | None = None
+
+    def _enrolled(self) -> QuerySet[Enrollment]:
+        enrolled = Enrollment.objects.filter(course=self.course)
+        if self.order.query:
+            enrolled = enrolled.filter(
+                Q(user__username__icontains=self.order.query) | Q(user__email__icontains=self.order.query)
+            )
+        return enrolled
+
+    def _by_own_columns(self) -> bool:
+        return self.order.sort in ("name", "enrolled") and not self.order.incomplete
+
+    def _page_query(self) -> QuerySet:
+        column = Lower("user__username") if self.order.sort == "name" else F("created_at")
+        first = column.desc() if self.order.descending else column.asc()
+        return (
+            self._enrolled()
+            .order_by(first, Lower("user__username"), "user_id")
+            .values_list("user_id", flat=True)
+        )
+
+    def count(self) -> int:
+        if self._by_own_columns():
+            return self._enrolled().count()
+        return len(self._all_ordered())
+
+    def __len__(self) -> int:
+        return self.count()
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[int]: ...
+    def __getitem__(self, index: int | slice) -> int | list[int]:
+        if self._by_own_columns():
+            if isinstance(index, int):
+                return self._page_query()[index]
+            return list(self._page_query()[index])
+        return self._all_ordered()[index]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self[:])
+
+    # -- sorting by what students did ------------------------------------------------------
+    def _all_ordered(self) -> list[int]:
+        if self._ordered is None:
+            sql, params = self._scored_sql()
+            with connection.cursor() as cursor:
+                cursor.execute(sql, params)
+                self._ordered = [user_id for (user_id,) in cursor.fetchall()]
+        return self._ordered
+
+    def _scored_sql(self) -> tuple[str, list]:
+        """One statement: every counted try at the shown items, each item's kept score per
+        student (best or last, as the course counts), their sum and how many are full marks;
+        the enrolments joined to it, filtered and sorted."""
+        enrolled = self._enrolled().order_by().values_list("user_id", Lower("user__username"), "created_at")
+        tries = _tries(self.items)
+        if self.course.score_policy == Course.ScorePolicy.LAST:
+            kept = (
+                "SELECT user_id, item, score FROM (SELECT user_id, item, score, ROW_NUMBER() OVER "
+                "(PARTITION BY user_id, item ORDER BY created_at DESC, pk DESC) AS n FROM tries) AS ranked "
+                "WHERE n = 1"
+            )
+        else:
+            kept = "SELECT user_id, item, MAX(score) AS score FROM tries GROUP BY user_id, item"
+        ctes: list[tuple[str, QuerySet | None]] = [
+            ("enrolled (user_id, name, enrolled_at)", enrolled),
+            ("tries (user_id, item, score, created_at, pk)", tries),
+            ("kept", None),
+            ("totals", None),
+        ]
+        bodies = {
+            "kept": kept,
+            "totals": "SELECT user_id, SUM(score) AS total, "
+            "SUM(CASE WHEN score >= 1 THEN 1 ELSE 0 END) AS full_items FROM kept GROUP BY user_id",
+        }
+        joins = ["LEFT JOIN totals ON totals.user_id = s.user_id"]
+        join_params: list = []
+        direction = "DESC" if self.order.descending else "ASC"
+        sort = self.order.sort
+        item = next((i for i in self.items if i.key == sort), None)
+        if item is not None:
+            # Students with no score for the item come first (last when descending).
+            joins.append("LEFT JOIN kept AS one ON one.user_id = s.user_id AND one.item = %s")
+            join_params.append(_item_id(item))
+            order = [
+                f"CASE WHEN one.score IS NULL THEN 0 ELSE 1 END {direction}",
+                f"COALESCE(one.score, 0) {direction}",
+            ]
+        elif sort == "activity":
+            sources = [
+                done.values_list("user_id", when).order_by()
+                for done, when in stats.activity_sources(self.course)
+            ]
+            ctes.append(("done (user_id, at)", sources[0].union(*sources[1:], all=True).order_by()))
+            ctes.append(("activity", None))
+            bodies["activity"] = "SELECT user_id, MAX(at) AS last FROM done GROUP BY user_id"
+            joins.append("LEFT JOIN activity ON activity.user_id = s.user_id")
+            order = [
+                f"CASE WHEN activity.last IS NULL THEN 0 ELSE 1 END {direction}",
+                f"activity.last {direction}",
+            ]
+        elif sort == "enrolled":
+            order = [f"s.enrolled_at {direction}"]
+        elif sort == "total":
+            order = [f"COALESCE(totals.total, 0) {direction}"]
+        else:
+            order = [f"s.name {direction}"]
+        parts: list[str] = []
+        params: list = []
+        for name, queryset in ctes:
+            if queryset is None:
+                parts.append(f"{name} AS ({bodies[name]})")
+            else:
+                sql, sql_params = queryset.query.sql_with_params()
+                parts.append(f"{name} AS ({sql})")
+                params.extend(sql_params)
+        params.extend(join_params)
+        where = ""
+        if self.order.incomplete:
+            where = "WHERE COALESCE(totals.full_items, 0) < %s"
+            params.append(len(self.items))
+        sql = (
+            f"WITH {', '.join(parts)} SELECT s.user_id FROM enrolled AS s {' '.join(joins)} {where} "
+            f"ORDER BY {', '.join(order)}, s.name ASC, s.user_id ASC"
+        )
+        return sql, params
+
+
+def _item_id(item) -> int:
+    # Questions and exercises share one column: exercises by their negated primary key.
+    return -item.pk if item.is_exercise else item.pk
+
+
+def _tries(items: list) -> QuerySet:
+    """Every counted try at the items as (user_id, item, score, created_at, pk): answers and
+    reveals of questions, counted submissions of exercises (code sent after seeing the sample
+    solution scores 0), as the gradebook counts them."""
+    question_ids = [item.pk for item in items if not item.is_exercise]
+    exercise_ids = [item.pk for item in items if item.is_exercise]
+    answers = (
+        Attempt.objects.filter(question_id__in=question_ids, status=Attempt.Status.DONE)
+        .order_by()
+        .values_list("user_id", F("question_id"), Coalesce("score", Value(0.0)), "created_at", "pk")
+    )
+    submissions = (
+        Submission.objects.counted()
+        .filter(exercise_id__in=exercise_ids)
+        .order_by()
+        .values_list(
+            "user_id",
+            -F("exercise_id"),
+            _submission_score(),
+            "created_at",
+            "pk",
+        )
+    )
+    # A union takes its first model's default ordering back: no ordering, it is only summed.
+    return answers.union(submissions, all=True).order_by()
+
+
+def _submission_score() -> Case:
+    return Case(
+        When(after_reveal=True, then=Value(0.0)),
+        default=Coalesce("score", Value(0.0)),
+        output_field=FloatField(),
+    )
