@@ -135,6 +135,20 @@ else:
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# The lesson page's markup (courses/pagecache.py) is cached in files under the var folder:
+# every web worker of the machine shares them, nothing else has to run, and reading one costs
+# no database query. Its keys carry the content version read from the database, so a stale
+# page is never served, also on a second machine with its own files.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "pages": {
+        "BACKEND": "courses.pagecache.PageCache",  # Django's FileBasedCache, culled less often
+        "LOCATION": VAR_DIR / "cache" / "pages",
+        "TIMEOUT": 7 * 24 * 3600,
+        "OPTIONS": {"MAX_ENTRIES": 20000},
+    },
+}
+
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 AUTHENTICATION_BACKENDS = [

@@ -8,3 +8,6 @@ class CoursesConfig(AppConfig):
 
     def ready(self) -> None:
         from . import checks  # noqa: F401  registers the system checks
+        from .pagecache import connect_signals
+
+        connect_signals()  # content saved in the admin: its lessons' pages are rendered again

@@ -8,12 +8,15 @@ sent after seeing the sample solution scoring 0.
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple, cast
 
+from django.db.models import BooleanField, CharField, FloatField, Value
 from django.utils.translation import gettext as _
 
-from grader.models import Submission, Verdict
+from grader.models import NOT_COUNTED, SolutionReveal, Submission, Verdict
 
-from .models import Course, LessonProgress
+from .models import Course, Exercise, LessonProgress
+from .reveal import may_reveal
 from .selftest import states_for
 
 
@@ -80,8 +83,8 @@ class CourseProgress:
     @property
     def resume(self) -> LessonProgressRow | None:
         """The lesson opened most recently: "continue where you left off"."""
-        opened = [row for row in self.lessons if row.last_visited_at]
-        return max(opened, key=lambda row: row.last_visited_at) if opened else None
+        opened = [row for row in self.lessons if row.last_visited_at is not None]
+        return max(opened, key=lambda row: cast(datetime, row.last_visited_at)) if opened else None
 
     @property
     def next_step(self) -> tuple[LessonProgressRow, ItemProgress | None] | None:
@@ -146,3 +149,93 @@ def _exercise_scores(user, course: Course) -> dict[int, tuple[float | None, bool
         score = scores[-1] if course.score_policy == Course.ScorePolicy.LAST else max(scores)
         result[exercise_id] = (score, any(passed for _score, passed in entries), True)
     return result
+
+
+class SubmissionRow(NamedTuple):
+    """What the lesson page needs to know of one submission without loading it."""
+
+    created_at: datetime
+    pk: int
+    status: str
+    verdict: str
+    score: float | None
+    after_reveal: bool
+    mode: str
+
+    @property
+    def counted(self) -> bool:
+        """Counts as an attempt: the rule of Submission.objects.counted() (not a preview: those
+        rows are never read here)."""
+        return (
+            self.mode == Submission.Mode.SUBMIT
+            and self.status == Submission.Status.DONE
+            and self.verdict not in NOT_COUNTED
+        )
+
+
+@dataclass
+class ExerciseState:
+    """A student's submissions to one exercise (oldest first) and whether they saw its sample solution."""
+
+    submissions: list[SubmissionRow] = field(default_factory=list)
+    revealed: bool = False
+
+    @property
+    def pending(self) -> bool:
+        return any(row.status in PENDING for row in self.submissions)
+
+    @property
+    def latest_pending(self) -> bool:
+        return bool(self.submissions) and self.submissions[-1].status in PENDING
+
+    @property
+    def status(self) -> str:
+        """ "solved", "tried" or "new", as the exercise's own box says it (grader.views.exercise_item_context)."""
+        counted = [row for row in self.submissions if row.counted]
+        if any(row.verdict == Verdict.PASSED and not row.after_reveal for row in counted):
+            return "solved"
+        return "tried" if counted else "new"
+
+    def can_reveal(self, exercise: Exercise) -> bool:
+        """Whether "Show the sample solution" is offered now (a rule may open at a date)."""
+        attempts = sum(row.counted for row in self.submissions)
+        return (
+            not self.revealed
+            and bool(exercise.solution_code)
+            and may_reveal(exercise.reveal, attempts=attempts, solved=self.status == "solved")
+        )
+
+
+PENDING = (Submission.Status.QUEUED, Submission.Status.RUNNING)
+# A reveal's row in the query below: a status no submission has.
+_REVEALED = "revealed"
+
+
+def exercise_states(user, exercises) -> dict[int, ExerciseState]:
+    """Every exercise's state for ``user`` in one query: their submissions (not instructor
+    previews) and sample-solution reveals, as one UNION of compact rows."""
+    states = {exercise.pk: ExerciseState() for exercise in exercises}
+    if not user.is_authenticated or not states:
+        return states
+    ids = list(states)
+    submissions = Submission.objects.filter(user=user, exercise__in=ids, preview=False).values_list(
+        "exercise_id", *SubmissionRow._fields
+    )
+    reveals = SolutionReveal.objects.filter(user=user, exercise__in=ids).values_list(
+        "exercise_id",
+        "created_at",
+        "pk",
+        Value(_REVEALED, output_field=CharField()),
+        Value("", output_field=CharField()),
+        Value(None, output_field=FloatField()),
+        Value(False, output_field=BooleanField()),
+        Value("", output_field=CharField()),
+    )
+    rows = submissions.order_by().union(reveals.order_by(), all=True)
+    for exercise_id, *values in sorted(rows, key=lambda row: (row[1], row[2])):
+        row = SubmissionRow(*values)
+        if row.status == _REVEALED:
+            states[exercise_id].revealed = True
+        else:
+            states[exercise_id].submissions.append(row)
+    return states

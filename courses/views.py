@@ -1,14 +1,20 @@
+from collections.abc import Callable
 from functools import partial
+from typing import cast
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied
+from django.db.models import Exists, OuterRef
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.safestring import mark_safe
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
@@ -19,10 +25,11 @@ from assessments.views import answer_in_assessment, assessment_rows
 from grader.views import exercise_item_context
 from grader.waiting import hold_until_done
 
+from . import pagecache
 from .kinds import AnswerError, GraderFailed, NotGradable, get_kind
-from .models import AnswerPreview, Attempt, Course, Enrollment, Lesson, LessonProgress, Question
+from .models import AnswerPreview, Attempt, Course, Enrollment, Exercise, Lesson, LessonProgress, Question
 from .preview import preview_answer
-from .progress import course_progress
+from .progress import course_progress, exercise_states
 from .selftest import (
     AnsweringTooFast,
     AnswerPending,
@@ -44,9 +51,22 @@ def _get_course(slug: str) -> Course:
 
 
 def _get_lesson_for_user(request: HttpRequest, course_slug: str, lesson_slug: str) -> Lesson:
-    """The lesson if the user may read it; 404 for unknown or retired lessons."""
-    course = _get_course(course_slug)
-    return get_object_or_404(course.lessons.active().select_related("course"), slug=lesson_slug)
+    """The lesson with its course and ``enrolled`` (whether the user is enrolled in the course),
+    in one query; 404 for unknown or retired lessons and courses. The bodies are not loaded: a
+    page from the page cache does not need them."""
+    lessons = (
+        Lesson.objects.active()
+        .filter(course__slug=course_slug, course__retired=False)
+        .select_related("course")
+        .defer("body_source", "body_html", "course__description_html")
+        # No enrolment has user 0: an anonymous user is never enrolled.
+        .annotate(
+            enrolled=Exists(
+                Enrollment.objects.filter(course=OuterRef("course"), user_id=request.user.pk or 0)
+            )
+        )
+    )
+    return get_object_or_404(lessons, slug=lesson_slug)
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -102,55 +122,164 @@ def enroll(request: HttpRequest, course_slug: str) -> HttpResponse:
 @login_required
 def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
     lesson = _get_lesson_for_user(request, course_slug, lesson_slug)
-    if not lesson.course.can_view(request.user):
+    enrolled = bool(getattr(lesson, "enrolled", False))
+    if not enrolled and not lesson.course.is_instructor(request.user):
         messages.info(request, _("Enrol in the course to read its lessons."))
         return redirect(lesson.course.get_absolute_url())
-    return render_lesson(request, lesson)
+    return render_lesson(request, lesson, enrolled=enrolled)
 
 
 def render_lesson(
-    request: HttpRequest, lesson: Lesson, *, preview: bool = False, shown: AnswerPreview | None = None
+    request: HttpRequest,
+    lesson: Lesson,
+    *,
+    preview: bool = False,
+    shown: AnswerPreview | None = None,
+    enrolled: bool | None = None,
 ) -> HttpResponse:
     """The lesson page; ``preview`` shows it as a student sees it, recording nothing (with the
-    preview answer ``shown`` as its question's only answer: the page without JavaScript)."""
-    course = lesson.course
-    progress = None if preview else LessonProgress.record_visit(request.user, lesson)
-    previous, following = lesson.neighbours()
-    items = lesson.items()
-    states = states_for(
-        request.user if not preview else AnonymousUser(), [i for i in items if not i.is_exercise]
-    )
-    if preview and shown is not None and shown.question_id in states:
-        states[shown.question_id].attempts = [shown]
-    recording = not preview and course.is_enrolled(request.user)
+    preview answer ``shown`` as its question's only answer: the page without JavaScript).
+
+    Its markup comes from the page cache (courses/pagecache.py): the lesson's frame, and each
+    item's fragment for the student's state, which costs two queries (answers; submissions and
+    reveals). Only a fragment not cached yet is rendered; a preview's items never are cached."""
+    course, user = lesson.course, request.user
+    if enrolled is None:
+        enrolled = course.is_enrolled(user)
+    recording = not preview and enrolled
+    progress = None if preview else LessonProgress.record_visit(user, lesson)
+    language = get_language()
+    version = pagecache.lesson_version(lesson)
+    frame = pagecache.lesson_frame(lesson, language)
+    items = frame.items
+    student = AnonymousUser() if preview else user
+    questions = states_for(student, [item for item in items if not item.is_exercise])
+    exercises = exercise_states(student, [item for item in items if item.is_exercise])
+    if preview and shown is not None and shown.question_id in questions:
+        questions[shown.question_id].attempts = [cast(Attempt, shown)]  # it reads like an attempt
     confirming = request.GET.get(CONFIRM_REVEAL_PARAMETER, "") if recording else ""
+    statuses: list[str] = []
+    keys: list[str | None] = []
+    draws: list[Callable[[], str]] = []
+    pending = False
     for item in items:
-        if item.is_exercise:
-            item.ctx = exercise_item_context(item, request.user, preview=preview)
+        key = None
+        draw: Callable[[], str]
+        if item.is_exercise and preview:
+            # The instructor's own unrecorded tries: never cached.
+            ctx = exercise_item_context(item, user, preview=True)
+            status = "solved" if ctx["solved"] else "tried" if ctx["attempts"] else "new"
+            pending |= bool(ctx["latest"] and ctx["latest"].is_pending)
+            draw = partial(_exercise_html, item, ctx, recording=False, preview=True)
+        elif item.is_exercise:
+            exercise = exercises[item.pk]
+            status, can_reveal = exercise.status, exercise.can_reveal(item)
+            pending |= exercise.latest_pending
+            if not exercise.pending:  # a pending result says its place in the queue and the time
+                key = pagecache.item_key(
+                    item, version, language, [recording, exercise.revealed, can_reveal, exercise.submissions]
+                )
+            draw = partial(_student_exercise_html, item, user, recording=recording)
         else:
+            state = questions[item.pk]
+            status, last = state.status, state.last_answer
+            pending |= bool(last and last.is_pending)
+            confirm = confirming == item.slug
             note = (
                 _preview_note(shown) if preview and shown is not None and shown.question_id == item.pk else ""
             )
-            item.ctx = {
-                **item_context(item, states[item.pk], request.user, confirm_reveal=confirming == item.slug),
-                "recording": recording,
-                "preview_mode": preview,
-                "preview": note,
-            }
+            if not preview and not state.pending and not (last and last.is_pending):
+                seed = (user.pk, item.course_id, item.slug)  # as selftest.item_context seeds the kind
+                answers = [(attempt.pk, attempt.status) for attempt in state.attempts]
+                key = pagecache.item_key(
+                    item,
+                    version,
+                    language,
+                    [
+                        recording,
+                        confirm,
+                        state.can_answer,
+                        state.can_reveal,
+                        answers,
+                        pagecache.kind_context_digest(item, version, seed),
+                    ],
+                )
+            draw = partial(
+                _question_html,
+                item,
+                state,
+                user,
+                recording=recording,
+                preview=preview,
+                confirm=confirm,
+                note=note,
+            )
+        statuses.append(status)
+        keys.append(key)
+        draws.append(draw)
+    cached = pagecache.get_items([key for key in keys if key])
+    fragments, fresh = [], {}
+    for key, draw in zip(keys, draws, strict=True):
+        fragment = cached.get(key) if key else None
+        if fragment is None:
+            fragment = draw()
+            if key:
+                fresh[key] = fragment
+        fragments.append(fragment)
+    pagecache.set_items(fresh)
+    done = bool(progress and progress.completed_at)
+    content = frame.assemble(fragments, statuses, done, footer=not preview)
     return render(
         request,
         "courses/lesson.html",
         {
             "course": course,
             "lesson": lesson,
-            "items": items,
-            "previous": previous,
-            "next": following,
-            "progress": progress,
-            "recording": recording,
+            "content": mark_safe(content.replace(pagecache.CSRF_SLOT, get_token(request))),
+            "pending": pending,
             "preview": preview,
         },
     )
+
+
+def _question_html(
+    question: Question,
+    state: QuestionState,
+    user,
+    *,
+    recording: bool,
+    preview: bool,
+    confirm: bool,
+    note: str,
+) -> str:
+    """A question's markup on the lesson page (its forms hold pagecache.CSRF_SLOT)."""
+    ctx = {
+        **item_context(question, state, user, confirm_reveal=confirm),
+        "recording": recording,
+        "preview_mode": preview,
+        "preview": note,
+    }
+    return render_to_string(
+        "courses/question_item.html", {"question": question, "ctx": ctx, "csrf_token": pagecache.CSRF_SLOT}
+    )
+
+
+def _exercise_html(exercise: Exercise, ctx: dict, *, recording: bool, preview: bool) -> str:
+    """An exercise's markup on the lesson page (its forms hold pagecache.CSRF_SLOT)."""
+    return render_to_string(
+        "courses/exercise_item.html",
+        {
+            "exercise": exercise,
+            "ctx": ctx,
+            "recording": recording,
+            "preview": preview,
+            "csrf_token": pagecache.CSRF_SLOT,
+        },
+    )
+
+
+def _student_exercise_html(exercise: Exercise, user, *, recording: bool) -> str:
+    return _exercise_html(exercise, exercise_item_context(exercise, user), recording=recording, preview=False)
 
 
 @login_required
