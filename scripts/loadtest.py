@@ -733,13 +733,14 @@ def main() -> int:
             f"{args.workers} grading workers, all SIGKILLed {args.kills} times; {args.grace:.0f} s of grace after",
             flush=True,
         )
-        account, elapsed, _ = rush(args, ready, f"DIKKAT_LOADTEST={var.name}")
+        account, elapsed, killed = rush(args, ready, f"DIKKAT_LOADTEST={var.name}")
     finally:
         stop_site(server, f"DIKKAT_LOADTEST={var.name}")
 
     stored = read_outcomes(env)
     print(f"==> What became of them (the database after {elapsed:.0f} s)")
     sound, targets = report(jobs, stored, seconds)
+    print("SIGKILL: " + ("; ".join(note.strip() for note in killed) or "none"))
     polls = [j.polls for j in jobs if j.id is not None]
     if polls:
         print(f"status polls: {sum(polls)} ({statistics.mean(polls):.1f} per job)")
