@@ -88,9 +88,3 @@ def grade_claimed(attempt_id: int, preview: bool = False) -> str:
     if not stored:
         log.warning("dropped a late result for answer %s (lease lost)", attempt_id)
     return ("correct" if grade.correct else "wrong") if stored else "stale"
-
-
-def sweep(now=None) -> tuple[int, int]:
-    """Sweep answers and answer previews only (the workers sweep every job: jobs.sweeper)."""
-    swept = [Attempt.objects.sweep(now), AnswerPreview.objects.sweep(now)]
-    return sum(again for again, _ in swept), sum(lost for _, lost in swept)

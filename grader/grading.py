@@ -270,8 +270,3 @@ def grade_claimed(submission_id: int) -> str:
     if not stored:
         log.warning("dropped a late result for submission %s (lease lost)", submission_id)
     return str(result.verdict) if stored else "stale"
-
-
-def sweep(now=None) -> tuple[int, int]:
-    """Sweep the submissions only (the workers sweep every job: jobs.sweeper)."""
-    return Submission.objects.sweep(now)

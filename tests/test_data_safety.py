@@ -14,6 +14,7 @@ from courses.selftest import submit_answer
 from grader import regrade as regrades
 from grader.grading import grade_claimed, submit
 from grader.models import GradeChange, Submission
+from jobs.sweeper import sweep
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -318,7 +319,7 @@ def test_a_preview_whose_worker_was_lost_is_queued_again(client, teacher, quiz):
     preview = AnswerPreview.objects.get()
     assert answer_queue.claim(preview.pk, preview=True) is not None  # a worker takes it, then dies
     AnswerPreview.objects.filter(pk=preview.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
-    assert answer_queue.sweep() == (1, 0)
+    assert sweep() == {"courses.AnswerPreview": (1, 0)}
     preview.refresh_from_db()
     assert preview.status == "queued"
 

@@ -13,8 +13,9 @@ from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
 from grader.core import GradeResult, Verdict
-from grader.grading import _store_result, claim, submit, sweep
+from grader.grading import _store_result, claim, submit
 from grader.models import Submission
+from jobs.sweeper import sweep
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.sandbox, pytest.mark.queue]
 
@@ -144,7 +145,7 @@ def test_a_stale_result_never_overwrites_a_newer_one(alice, attn):
     submission = submit(alice, attn, SOLUTION).submission
     first, first_token = claim(submission.pk)
     Submission.objects.filter(pk=submission.pk).update(lease_expires_at="2000-01-01T00:00:00Z")
-    assert sweep() == (1, 0)
+    assert sweep() == {"grader.Submission": (1, 0)}
     second, second_token = claim(submission.pk)
     assert _store_result(
         second, GradeResult(verdict=Verdict.PASSED, score=1.0), attn.content_hash, second_token

@@ -9,8 +9,9 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from courses.models import Attempt, Question
-from grader.grading import grade_claimed, submit, sweep
+from grader.grading import grade_claimed, submit
 from grader.models import Submission
+from jobs.sweeper import sweep
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SOLUTION = (FIXTURES / "lab" / "01-lab" / "attn" / "solution.py").read_text()
@@ -31,7 +32,7 @@ def test_a_queued_submission_whose_task_was_lost_is_queued_again(alice, lab, run
         created_at=timezone.now() - timedelta(minutes=10),
     )
     assert not DBTaskResult.objects.exists()
-    assert sweep() == (1, 0)
+    assert sweep() == {"grader.Submission": (1, 0)}
     run_queue()
     lost.refresh_from_db()
     assert (lost.status, lost.verdict) == ("done", "passed")

@@ -9,8 +9,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from grader.grading import submit, sweep
+from grader.grading import submit
 from grader.models import Submission, forget_grading_pace
+from jobs.sweeper import sweep
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SOLUTION = (FIXTURES / "lab" / "01-lab" / "attn" / "solution.py").read_text()
@@ -156,10 +157,10 @@ def test_a_submission_whose_task_never_reached_the_queue_is_queued_again_by_the_
                 submit(alice, attn, SOLUTION)
     stored = Submission.objects.get(user=alice)
     assert stored.status == "queued" and stored.enqueued_at is not None
-    assert sweep() == (0, 0)  # not yet: its task may still be on its way
+    assert sweep() == {}  # not yet: its task may still be on its way
     later = timezone.now() + timedelta(seconds=settings.GRADING_REQUEUE_AFTER + 1)
     with mock.patch("jobs.queue.send") as send:
-        assert sweep(now=later) == (1, 0)
+        assert sweep(now=later) == {"grader.Submission": (1, 0)}
     send.assert_called_once_with(Submission, stored.pk)
 
 
