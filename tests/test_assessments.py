@@ -507,6 +507,7 @@ def test_course_page_lists_assessments_with_their_state_in_istanbul_time(student
 def test_assessment_page_lists_the_students_items(student, alice, homework):
     with time_machine.travel(at("2026-12-05 12:00"), tick=False):
         page = student.get(reverse("assessment", args=["mini", "odev"])).text
+    assert "9 Aralık 2026 23:59: puanın %80 kadarı" in page  # the late windows, in Turkish order
     for slug in ["first-choice", *drawn(homework, alice)]:
         assert f'id="item-{slug}"' in page
     [missing] = {"n1", "n2", "n3"} - set(drawn(homework, alice))

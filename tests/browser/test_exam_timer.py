@@ -73,6 +73,12 @@ def test_a_short_exam_runs_out_hands_in_and_refuses_later_answers(page, exam_cou
     page.wait_for_timeout(1500)
     assert clock.inner_text() != first  # it runs down
 
+    finish = page.get_by_role("button", name="Sınavı şimdi teslim et")
+    page.once("dialog", lambda dialog: dialog.dismiss())  # "Hand in now?": no
+    finish.click()
+    expect(page.get_by_role("timer")).to_be_visible()
+    assert AssessmentSession.objects.get(user=student).submitted_at is None
+
     page.locator("#item-n1 input[name=value]").fill("1")
     page.locator("#item-n1").get_by_role("button", name="Cevabımı kaydet").click()
     expect(page.locator(".message-success")).to_contain_text("itibarıyla alındı.")

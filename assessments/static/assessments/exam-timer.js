@@ -8,6 +8,12 @@
   const shown = timer.querySelector("[data-time-left]");
   const finish = document.querySelector("[data-exam-finish]");
   const end = Date.now() + Number(timer.dataset.secondsLeft) * 1000;
+  if (finish) {
+    // Handing in early ends the exam for good: ask first (at zero the form is sent without asking).
+    finish.addEventListener("submit", function (event) {
+      if (!window.confirm(finish.dataset.confirm)) event.preventDefault();
+    });
+  }
   function timeUp() {
     document.querySelectorAll(".answer-form button, .code-form button").forEach(function (button) {
       button.disabled = true;
