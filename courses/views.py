@@ -23,7 +23,7 @@ from assessments.models import lesson_use_refused
 from assessments.overview import student_overview
 from assessments.views import answer_in_assessment, assessment_rows
 from grader.views import exercise_item_context
-from grader.waiting import hold_until_done
+from grader.waiting import hold_until_done, waited
 
 from . import pagecache
 from .kinds import AnswerError, GraderFailed, NotGradable, get_kind
@@ -488,10 +488,11 @@ def attempt_status(request: HttpRequest, pk: int) -> JsonResponse:
     else:
         answers = Attempt.objects.filter(kind=Attempt.Kind.ANSWER).select_related("question__lesson__course")
         answer = get_object_or_404(answers, pk=pk, user=request.user)
-    if hold_until_done(request, answer):  # ?wait=1: until the result is in, briefly
+    held = hold_until_done(request, answer)  # ?wait=1: until the result is in, briefly
+    if held:
         answer.refresh_from_db()
     if answer.is_pending:  # the page keeps its "checking" box: nothing to render yet
-        return JsonResponse({"status": answer.status})
+        return waited(JsonResponse({"status": answer.status}), held)
     shown = answer if isinstance(answer, AnswerPreview) else None
     html = _item_fragment(request, answer.question, previewing=previewing, shown=shown)
     return JsonResponse({"status": answer.status, "html": html})

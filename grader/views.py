@@ -18,7 +18,7 @@ from courses.reveal import may_reveal
 
 from .grading import SubmissionRefused, submit
 from .models import SolutionReveal, Submission, Verdict
-from .waiting import hold_until_done
+from .waiting import hold_until_done, waited
 
 
 def exercise_item_context(exercise: Exercise, user, preview: bool = False) -> dict:
@@ -194,9 +194,10 @@ def reveal_solution(request: HttpRequest, course_slug: str, lesson_slug: str, sl
 @require_GET
 def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
     submission = _get_submission_for_user(request, pk)
-    if hold_until_done(request, submission, submission.poll_after_ms):  # ?wait=1: until the verdict, briefly
+    held = hold_until_done(request, submission, submission.poll_after_ms)  # ?wait=1: until the verdict, briefly
+    if held:
         submission = _get_submission_for_user(request, pk)
-    return JsonResponse(_status_payload(request, submission))
+    return waited(JsonResponse(_status_payload(request, submission)), held)
 
 
 @login_required

@@ -19,10 +19,11 @@ from time import monotonic, sleep
 from typing import Protocol
 
 from django.conf import settings
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 
 CHECK_SECONDS = 0.03  # between two looks at the job's status while holding
 HOLD_SLOTS = 2  # held requests at once per web process: half of serve's 4 threads
+WAITED_HEADER = "Dikkat-Waited"  # on a reply that was held: a page may ask again at once
 
 _slots = threading.BoundedSemaphore(HOLD_SLOTS)
 
@@ -54,6 +55,15 @@ def hold_until_done(
         return job.is_pending
 
     return hold_while(pending, budget)
+
+
+def waited[R: HttpResponse](response: R, held: bool) -> R:
+    """``response``, marked (WAITED_HEADER) if the request was held: a job still pending after
+    the whole wait may be asked about again at once. A reply not held says nothing, and the
+    page waits before it asks again, so a slow server is not polled faster."""
+    if held:
+        response[WAITED_HEADER] = "1"
+    return response
 
 
 def hold_while(pending: Callable[[], bool], budget: float) -> bool:

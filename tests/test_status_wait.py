@@ -65,6 +65,10 @@ def status(client, submission: Submission, query: str = "") -> dict:
     return client.get(reverse("submission_status", args=[submission.pk]) + query).json()
 
 
+def waited_header(client, submission: Submission, query: str) -> str | None:
+    return client.get(reverse("submission_status", args=[submission.pk]) + query).headers.get("Dikkat-Waited")
+
+
 def test_a_poll_that_asks_to_wait_answers_with_the_verdict_as_soon_as_it_is_stored(client, mine):
     pause, calls = stored_after(3, lambda: graded(mine))
     with pause:
@@ -92,6 +96,9 @@ def test_the_wait_ends_after_status_wait_ms_with_the_job_still_queued(client, mi
     took = time.monotonic() - started
     assert 0.2 <= took < 1.5
     assert data["status"] == "queued" and set(data) == SUBMISSION_KEYS
+    # The reply says it was held, so the page may ask again at once; an unheld one does not.
+    assert waited_header(client, mine, "?wait=1") == "1"
+    assert waited_header(client, mine, "") is None
 
 
 def test_with_the_wait_switched_off_a_poll_is_answered_at_once(client, mine, settings):
@@ -138,6 +145,7 @@ def test_a_web_process_holds_only_a_few_polls_at_once(client, mine):
             data = status(client, mine, "?wait=1")
         pause.assert_not_called()  # no thread of the web server left to wait in: at once
         assert data["status"] == "queued"
+        assert waited_header(client, mine, "?wait=1") is None  # the page waits before asking again
     finally:
         for _ in taken:
             waiting._slots.release()

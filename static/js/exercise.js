@@ -24,11 +24,11 @@
   }
 
   // Each poll asks the server to wait for the verdict (?wait=1): while grading is quick it
-  // answers the moment the verdict is in (or after 1.5 s, and the page asks again at once).
-  // A poll answered at once (the server is busy, or expects the verdict later) is followed
-  // on a timer: shortly before the server expects the verdict (poll_after_ms), and never
-  // sooner than the back-off from 0.5 s to 3 s, so a long queue is not asked every second.
-  var HELD_MS = 1000; // a reply that took this long was held by the server
+  // answers the moment the verdict is in. A reply held to the end of that wait says so
+  // (Dikkat-Waited) and the page asks again at once. A poll answered at once (the server is
+  // busy, or expects the verdict later) is followed on a timer: shortly before the server
+  // expects the verdict (poll_after_ms), and never sooner than the back-off from 0.5 s to
+  // 3 s, so neither a long queue nor a slow server is asked every second.
   var EARLY_MS = 1000; // ask this much before the expected verdict: the server waits for it
 
   function waitUrl(url) {
@@ -41,14 +41,18 @@
 
   function poll(area, url, delay, backoff) {
     window.setTimeout(function () {
-      var asked = Date.now();
       fetch(waitUrl(url), { headers: { "X-Requested-With": "dikkat" }, credentials: "same-origin" })
-        .then(function (response) { return response.json(); })
-        .then(function (data) {
+        .then(function (response) {
+          return response.json().then(function (data) {
+            return { data: data, held: response.headers.get("Dikkat-Waited") === "1" };
+          });
+        })
+        .then(function (reply) {
+          var data = reply.data;
           var result = show(area, data.html);
           if (data.status === "done") {
             if (result) result.focus();
-          } else if (Date.now() - asked >= HELD_MS) {
+          } else if (reply.held) {
             poll(area, url, 0, backoff);
           } else {
             poll(area, url, Math.max(backoff, untilExpected(data)), Math.min(backoff * 1.3, 3000));

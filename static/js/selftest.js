@@ -62,20 +62,21 @@
     if (pending) follow(fresh, pending.dataset.statusUrl, 0, 500);
   }
 
-  // The server holds a poll that asks it to (wait=1) until the result is in, for 1.5 s at
-  // most: a reply that took a second or more was held, so ask again at once; else back off.
+  // The server holds a poll that asks it to (wait=1) until the result is in, briefly; a reply
+  // held to the end of that wait says so (Dikkat-Waited): ask again at once. Else back off.
   function follow(item, url, delay, backoff) {
     window.setTimeout(function () {
-      var asked = Date.now();
+      var held = false;
       fetch(url + (url.indexOf("?") < 0 ? "?" : "&") + "wait=1", { headers: { "X-Requested-With": "dikkat" }, credentials: "same-origin" })
         .then(function (response) {
           // A login page (session over) or a 404: stop; the page shows the state on reload.
           if (!response.ok || response.redirected) throw new Error("stop");
+          held = response.headers.get("Dikkat-Waited") === "1";
           return response.json();
         })
         .then(function (data) {
           if (data.status === "queued" || data.status === "running") {
-            if (Date.now() - asked >= 1000) follow(item, url, 0, backoff);
+            if (held) follow(item, url, 0, backoff);
             else follow(item, url, backoff, Math.min(backoff * 1.3, 3000));
             return;
           }
