@@ -394,9 +394,11 @@ class ItemCheck(Job):
 
     @property
     def is_lost(self) -> bool:
-        """Pending for far longer than grading its programs can take: its worker was lost."""
+        """Pending for far longer than grading its programs can take, with nobody sweeping:
+        no grading worker runs (a running worker's sweeper queues a lost check again, which
+        stamps it anew, or gives up on it)."""
         if not self.is_pending:
             return False
-        per_run = max_run_seconds(parse_spec(self.exercise.spec).limits)
-        limits_seconds = per_run * max(1, len(self.programs)) + settings.GRADING_REQUEUE_AFTER
-        return timezone.now() - (self.started_at or self.created_at) > timedelta(seconds=limits_seconds)
+        since = self.started_at if self.status == self.Status.RUNNING else self.enqueued_at
+        waited = timezone.now() - (since or self.created_at)
+        return waited > self.lease_duration() + timedelta(seconds=settings.GRADING_REQUEUE_AFTER)

@@ -79,6 +79,22 @@ def test_an_item_check_that_keeps_losing_its_worker_is_given_up_and_says_so(clie
     assert ItemCheck.objects.filter(status="queued").count() == 1
 
 
+def test_a_check_left_waiting_with_no_worker_at_all_says_it_stopped_until_a_worker_sweeps_it(
+    client, teacher, lab, settings
+):
+    client.force_login(teacher)
+    url = reverse("instructors:test_item", args=["lab", "attn"])
+    client.post(url)
+    check = ItemCheck.objects.get()
+    assert not check.is_lost and "Sırası bekleniyor" in client.get(url).text
+    long_ago = timezone.now() - check.lease_duration() - timedelta(seconds=settings.GRADING_REQUEUE_AFTER + 1)
+    ItemCheck.objects.update(created_at=long_ago, enqueued_at=long_ago)
+    assert "Denetim bitmeden durdu" in client.get(url).text
+    assert sweep() == {"grader.ItemCheck": (1, 0)}  # a worker starts: its sweeper queues it again
+    page = client.get(url).text
+    assert "Sırası bekleniyor" in page and "Denetim bitmeden durdu" not in page
+
+
 # --- regrades ------------------------------------------------------------------------------
 
 
