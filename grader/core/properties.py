@@ -74,23 +74,29 @@ class PropertyResult:
         return Message(TITLES[self.kind], params)
 
     def to_dict(self, translate: Callable[[str], str] | None = None) -> dict[str, Any]:
-        """Language-neutral (messages as msgid + params, for storage), or with ``translate``
-        the texts rendered (the CLI's JSON)."""
+        """Stored next to its case (kept small: a relation that holds is its kind alone;
+        the title follows from kind and amount, `title_for`); with ``translate`` the texts
+        rendered, title included (the CLI's JSON)."""
+        data: dict[str, Any] = {"kind": self.kind, "passed": self.passed}
+        if self.kind == "scale_values":
+            data["amount"] = self.amount
+        for key, message in (("message", self.message), ("detail", self.detail)):
+            if message is not None:
+                data[key] = message.to_dict() if translate is None else message.render(translate)
+        if translate is not None:
+            data["title"] = self.title().render(translate)
+        return data
 
-        def out(message: Message | None) -> Any:
-            if message is None:
-                return None
-            return message.to_dict() if translate is None else message.render(translate)
 
-        return {
-            "kind": self.kind,
-            "case": self.case,
-            "hidden": self.hidden,
-            "passed": self.passed,
-            "title": out(self.title()),
-            "message": out(self.message),
-            "detail": out(self.detail),
-        }
+def title_for(stored: dict[str, Any]) -> Message | None:
+    """The title of a stored property result (None for a kind this grader does not know)."""
+    kind = stored.get("kind")
+    if kind not in TITLES:
+        return None
+    amount = stored.get("amount")
+    return PropertyResult(
+        kind, "", False, False, float(amount) if isinstance(amount, (int, float)) else 0.0
+    ).title()
 
 
 def property_case_name(base: str, kind: str) -> str:

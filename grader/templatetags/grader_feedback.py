@@ -10,6 +10,7 @@ the property checks grouped by relation.
 from django import template
 from django.utils.translation import gettext as _
 
+from grader.core.properties import title_for
 from grader.models import render_message
 
 register = template.Library()
@@ -128,17 +129,26 @@ def teaching(submission) -> dict | None:
         for message in probe.get("diagnoses") or []:
             hidden.setdefault(render_message(message), []).append(probe["case"])
     groups: dict[tuple, dict] = {}
-    for _test, check in checks:
-        title = render_message(check.get("title"))
-        key = (check.get("kind"), bool(check.get("passed")))
+    for test, check in checks:
+        title = title_for(check)
+        if title is None:
+            continue
+        key = (check.get("kind"), check.get("amount"), bool(check.get("passed")))
         group = groups.setdefault(
-            key, {"title": title, "passed": bool(check.get("passed")), "cases": [], "hint": "", "details": []}
+            key,
+            {
+                "title": render_message(title.to_dict()),
+                "passed": bool(check.get("passed")),
+                "cases": [],
+                "hint": "",
+                "details": [],
+            },
         )
-        group["cases"].append(check.get("case"))
+        group["cases"].append(test.get("name"))
         if not check.get("passed"):
             group["hint"] = group["hint"] or render_message(check.get("message"))
             if check.get("detail"):
-                group["details"].append({"case": check.get("case"), "text": render_message(check["detail"])})
+                group["details"].append({"case": test.get("name"), "text": render_message(check["detail"])})
     properties = sorted(groups.values(), key=lambda g: g["passed"])
     return {
         "id": uid,
