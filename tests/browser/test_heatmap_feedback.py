@@ -12,7 +12,9 @@ from tests.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.sandbox]
 
-COURSE = Path(__file__).resolve().parents[2] / "courses" / "content" / "attention"
+ROOT = Path(__file__).resolve().parents[2]
+COURSE = ROOT / "courses" / "content" / "attention"
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 LESSONS = {
     "olcekleme": ("06-scaled-dot-product", "attention-function"),
     "maske": ("07-visual-attention", "causal-mask"),
@@ -53,6 +55,16 @@ def submit(page, write_code, lesson: str, slug: str, code: str):
     feedback = exercise.locator(".probe-feedback")
     expect(feedback).to_be_visible(timeout=30_000)
     return exercise, feedback
+
+
+def serious_violations(page, selector: str) -> list[str]:
+    """axe-core's serious and critical findings inside ``selector``."""
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(AXE.read_text() + "\n;0")
+    result = page.evaluate(
+        "(selector) => axe.run(document.querySelector(selector), {resultTypes: ['violations']})", selector
+    )
+    return [f"{r['id']}: {r['help']}" for r in result["violations"] if r["impact"] in ("serious", "critical")]
 
 
 def expect_three_heatmaps(feedback):
@@ -128,6 +140,7 @@ def test_a_leaky_mask_shows_weight_on_masked_cells(page, probe_course, grading_w
     # Yours: the three cells above the diagonal carry weight; expected: hatched, none.
     expect(feedback.locator(".probe-map").nth(0).locator("rect.hm-leak")).to_have_count(3)
     expect(feedback.locator(".probe-map").nth(1).locator("rect.hm-masked")).to_have_count(3)
+    assert not serious_violations(page, "#ex-causal-mask .probe-feedback")
     ARTIFACTS.mkdir(exist_ok=True)
     page.context.add_cookies([{"name": "django_language", "value": "en", "url": page.base_url}])
     page.reload()
@@ -140,3 +153,22 @@ def test_a_leaky_mask_shows_weight_on_masked_cells(page, probe_course, grading_w
         page.set_viewport_size({"width": width, "height": 900})
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         feedback.screenshot(path=str(ARTIFACTS / f"heatmap-feedback-leaky-mask-en-{width}.png"))
+
+
+@pytest.mark.nojs
+def test_the_heatmaps_and_their_table_need_no_javascript(page, probe_course, grading_worker, logged_in):
+    logged_in(probe_course)
+    page.goto(f"{page.base_url}/kurs/yoklama/olcekleme/")
+    exercise = page.locator("#ex-attention-function")
+    exercise.get_by_label("Kodunuz (NumPy ile Python)").fill(variant("olcekleme", "no-scaling.py"))
+    exercise.get_by_role("button", name="Notlandırmaya gönder").click()
+    result = page.locator("#ex-attention-function [data-result]")
+    for _ in range(60):  # without scripts the student follows the "Yenile" link until the verdict is in
+        if "Attention ağırlıklarınız ne gösteriyor" in result.inner_text():
+            break
+        page.wait_for_timeout(500)
+        result.get_by_role("link", name="Yenile").click()
+    feedback = page.locator("#ex-attention-function .probe-feedback")
+    expect_three_heatmaps(feedback)
+    feedback.get_by_text("Ağırlıklar tablo olarak").click()  # <details>: opens without scripts
+    expect(feedback.locator("table.probe-table tbody tr").nth(1)).to_contain_text("0.67 / 0.51 (+0.16)")
