@@ -221,7 +221,11 @@ PROBE_SHAPE = _(
     "With V = I your function should return the weight matrix of shape %(expected)s, but it "
     "returned shape %(got)s."
 )
-PROBE_SHAPE_HIDDEN = _("With V = I your function should return the weight matrix of shape %(expected)s.")
+# Like a hidden case's shape message: axis names, no sizes.
+PROBE_SHAPE_HIDDEN = _(
+    "With V = I your function should return the weight matrix, of shape (..., n_q, n_k), but on this "
+    "hidden case it returned another shape."
+)
 PROBE_NOT_REAL = _("With V = I your function should return real weights, but it returned something else.")
 PROBE_NONFINITE = _(
     "Your weights contain NaN or inf. A common cause is exp() overflowing: subtract each row's "

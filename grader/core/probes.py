@@ -196,7 +196,7 @@ def diagnose(
     """
     if student.shape != reference.shape:
         if hidden:
-            return [Message(M.PROBE_SHAPE_HIDDEN, {"expected": fmt_shape(reference.shape)})]
+            return [Message(M.PROBE_SHAPE_HIDDEN)]
         return [
             Message(M.PROBE_SHAPE, {"expected": fmt_shape(reference.shape), "got": fmt_shape(student.shape)})
         ]

@@ -108,6 +108,8 @@ def test_forgotten_scaling_shows_the_heatmaps_and_the_temperature(
         page.set_viewport_size({"width": width, "height": 900})
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         feedback.screenshot(path=str(ARTIFACTS / f"heatmap-feedback-no-scaling-tr-{width}.png"))
+    page.emulate_media(color_scheme="dark")
+    feedback.screenshot(path=str(ARTIFACTS / "heatmap-feedback-no-scaling-tr-dark.png"))
 
 
 def test_softmax_on_the_wrong_axis_is_named(page, probe_course, grading_worker, logged_in, write_code):
