@@ -350,8 +350,15 @@ def behaviour(tests: list[CaseResult]) -> dict[str, list[str]]:
     """What a graded program does wrong beyond the cases: the properties it breaks and the
     probe diagnoses (message ids), e.g. for the misconception catalogue of validate_course."""
     broken = sorted({p.kind for t in tests for p in t.properties if not p.passed})
-    diagnoses = sorted({m.msgid for t in tests if t.probe is not None for m in t.probe.diagnoses})
-    return {"properties_broken": broken, "diagnoses": [DIAGNOSIS_NAMES.get(d, d) for d in diagnoses]}
+    diagnoses = sorted(
+        {
+            DIAGNOSIS_NAMES.get(m.msgid, m.msgid)
+            for t in tests
+            if t.probe is not None
+            for m in t.probe.diagnoses
+        }
+    )
+    return {"properties_broken": broken, "diagnoses": diagnoses}
 
 
 # Short names of the probe diagnoses for reports (the msgids are sentences).
