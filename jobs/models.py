@@ -1,21 +1,11 @@
-"""The abstract model of a queued job; jobs.queue has what is done with one."""
+"""The abstract model of a queued job; jobs.queue has its statuses and what is done with one."""
 
 from typing import Any, ClassVar
 
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from .queue import JobQuerySet
-
-
-class JobStatus(models.TextChoices):
-    """One vocabulary for every job: waiting, being worked on, finished with a result, or
-    given up on (the grader's own failure, never counted against a student)."""
-
-    QUEUED = "queued", _("queued")
-    RUNNING = "running", _("running")
-    DONE = "done", _("graded")
-    FAILED = "failed", _("grader failed (not counted)")
+from .queue import JobQuerySet, JobStatus
 
 
 class Job(models.Model):

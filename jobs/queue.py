@@ -24,13 +24,25 @@ from django.db import connections, models, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.module_loading import import_string
+from django.utils.translation import gettext_lazy as _
 
 if TYPE_CHECKING:
     from django.tasks import Task
 
 log = logging.getLogger("grader")
 
-QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+
+class JobStatus(models.TextChoices):
+    """One vocabulary for every job: waiting, being worked on, finished with a result, or
+    given up on (the grader's own failure, never counted against a student)."""
+
+    QUEUED = "queued", _("queued")
+    RUNNING = "running", _("running")
+    DONE = "done", _("graded")
+    FAILED = "failed", _("grader failed (not counted)")
+
+
+QUEUED, RUNNING, DONE, FAILED = JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.DONE, JobStatus.FAILED
 PENDING = (QUEUED, RUNNING)
 SWEEP_BATCH = 500  # queued rows given a new task per sweep and model
 
