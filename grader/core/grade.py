@@ -677,7 +677,8 @@ def _phases(cases: list[Case], only_visible: bool) -> list[list[int]]:
     before any hidden input exists.
     """
     # Within a phase the author's cases run first, then the probe and property cases derived
-    # from them (so a program that stops on a changed input has still run every real case).
+    # from them: time they take, or a hang in them, never costs a real case its result (the
+    # verdict and score come from the author's cases alone).
     order = sorted(range(len(cases)), key=lambda i: cases[i].base is not None)
     visible = [i for i in order if not cases[i].hidden]
     hidden = [i for i in order if cases[i].hidden]

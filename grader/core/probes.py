@@ -37,6 +37,9 @@ PROBE = "probe"
 MAX_SHOWN = 16  # heatmaps up to 16 x 16 (larger probes: diagnoses only)
 TOL = 1e-6
 TEMPERATURE_TOL = 0.03  # |factor / hypothesis - 1| below this names the hypothesis
+# A derived case that never finished (the run's time ran out in the last phase, ...) says
+# nothing about the student's attention: no report, rather than noise on a passing grade.
+UNFINISHED = {M.CASE_NOT_RUN, M.CASE_STOPPED, M.CASE_TIMEOUT, M.CASE_MEMORY, M.CASE_OUTPUT_LIMIT}
 
 
 @dataclass
@@ -290,7 +293,7 @@ def probe_report(
     report = ProbeReport(case=base.name, hidden=base.hidden, matches=False)
     got = student.outputs.get(probe.result)
     if got is None:
-        if student.message is None:
+        if student.message is None or student.message.msgid in UNFINISHED:
             return None
         report.diagnoses = [Message(M.PROBE_DID_NOT_RUN, {"reason": student.message})]
         return report

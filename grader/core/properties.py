@@ -34,6 +34,7 @@ import numpy as np
 from . import messages as M
 from .compare import fmt_index, fmt_number
 from .messages import Message
+from .probes import UNFINISHED
 from .spec import DERIVED_SEPARATOR, Case, ExerciseSpec, PropertySpec, select_bases
 
 if TYPE_CHECKING:
@@ -271,7 +272,7 @@ def check_property(
     hint = Message(
         HINTS[prop.kind], {"factor": fmt_number(prop.amount)} if prop.kind == "scale_values" else {}
     )
-    if changed_result is None:
+    if changed_result is None or (changed_result.message and changed_result.message.msgid in UNFINISHED):
         return None
     if any(r not in changed_result.outputs for r in prop.results):
         # The changed input broke the code (an exception, no result): that is the finding.

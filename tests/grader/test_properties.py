@@ -299,3 +299,32 @@ def test_the_catalogue_says_what_each_variant_breaks():
     assert catalogue.report_lines(source) == [
         "attention-function: softmax-wrong-axis breaks shift_keys; probe: wrong_axis"
     ]
+
+
+HANGS_ON_HIDDEN_PROBES = """
+import numpy as np
+
+def attention(Q, K, V, mask=None):
+    if Q.shape != (2, 4) and V.shape[-1] == V.shape[-2] and np.allclose(V, np.eye(V.shape[-1])):
+        while True:
+            pass
+    s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    w = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (w / w.sum(axis=-1, keepdims=True)) @ V
+"""
+
+
+@pytest.mark.sandbox
+def test_a_hang_in_a_hidden_probe_never_costs_a_real_case_its_result(attention_function):
+    import dataclasses
+
+    from grader.core import Limits, grade
+
+    spec = dataclasses.replace(attention_function.spec, limits=Limits(cpu_seconds=1, wall_seconds=2))
+    result = grade(HANGS_ON_HIDDEN_PROBES, spec, attention_function.cases, attention_function.ref)
+    assert result.verdict == Verdict.PASSED and result.score == 1.0
+    assert [t.name for t in result.tests if t.probe is not None] == [
+        "ornek"
+    ]  # the hidden probes never finished
