@@ -309,6 +309,7 @@ def probe_report(
         and got.ndim >= 2
         and got.dtype.kind in "iuf"
         and max(got.shape[-2:]) <= MAX_SHOWN
+        and bool(np.isfinite(got).all())  # stored as JSON: no NaN or inf (PostgreSQL refuses them)
     ):
         report.student = _first_slice(got.astype(np.float64))
         report.reference = _first_slice(expected)

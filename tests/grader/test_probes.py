@@ -203,3 +203,18 @@ def test_the_reference_solution_gets_no_diagnosis_and_probes_never_change_the_sc
     assert len(result.tests) == 10  # the author's cases only: probes and properties are not cases
     assert all(t.probe is not None and t.probe.matches for t in result.tests)
     assert all(p.passed for t in result.tests for p in t.properties)
+
+
+def test_a_probe_with_nan_keeps_no_matrix_so_the_stored_json_stays_valid():
+    import json
+
+    from grader.core import Case
+    from grader.core.grade import CaseResult
+    from grader.core.probes import probe_report
+    from grader.core.spec import ProbeSpec
+
+    base = Case("ornek", {"K": np.zeros((4, 2))}, hidden=False)
+    student = CaseResult("ornek~probe", True, False, outputs={"return": np.full((3, 4), np.nan)})
+    report = probe_report(ProbeSpec(bases=("ornek",), result="return"), base, student, {"return": REFERENCE})
+    assert [m.msgid for m in report.diagnoses] == [M.PROBE_NONFINITE]
+    json.dumps(report.to_dict(), allow_nan=False)
