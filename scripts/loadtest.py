@@ -151,11 +151,13 @@ class Student:
         with self.opener.open(self.base + path, timeout=60) as response:
             return str(response.read().decode())
 
-    def get_json(self, path: str) -> dict[str, Any]:
+    def poll(self, path: str) -> tuple[dict[str, Any], bool]:
+        """A status poll as the page's script makes it: the JSON, and whether the server held
+        the request to the end of its wait (the Dikkat-Waited header)."""
         request = urllib.request.Request(self.base + path, headers={"X-Requested-With": "dikkat"})
         with self.opener.open(request, timeout=60) as response:
             reply: dict[str, Any] = json.loads(response.read())
-            return reply
+            return reply, response.headers.get("Dikkat-Waited") == "1"
 
     def post(self, path: str, data: dict[str, str], script: bool = True) -> tuple[int, str, dict[str, str]]:
         """POST as a form (or, ``script``, as the lesson page's script does); the status, the
@@ -215,7 +217,6 @@ def schedule(
         student.jobs.sort(key=lambda job: job.at)
 
 
-HELD = 1.0  # seconds: a status reply that took this long was held by the server (?wait=1)
 EARLY = 1.0  # seconds: the page asks this much before the verdict the server expects
 
 
@@ -226,23 +227,22 @@ def until_expected(reply: dict[str, Any]) -> float:
 
 def follow(student: Student, job: Job, url: str, reply: dict[str, Any], started: float, until: float) -> None:
     """Poll a status URL as static/js/exercise.js and selftest.js do: each poll asks the server
-    to wait for the verdict (?wait=1); a poll it held is followed at once, one answered at once
-    after the back-off from 0.5 s to 3 s (or shortly before the verdict it expects, if later);
-    3 s after a failed poll. A server that does not hold polls is simply asked on the back-off."""
+    to wait for the verdict (?wait=1); a reply held to the end of that wait (Dikkat-Waited) is
+    followed at once, any other after the back-off from 0.5 s to 3 s (or shortly before the
+    verdict the server expects, if later); 3 s after a failed poll."""
     url += ("&" if "?" in url else "?") + "wait=1"
     backoff, delay = 0.5, until_expected(reply)
     while reply.get("status") in PENDING:
         if time.monotonic() + delay > until:
             return
         time.sleep(delay)
-        asked = time.monotonic()
         try:
-            reply = student.get_json(url)
+            reply, held = student.poll(url)
         except (OSError, ValueError):
             backoff = delay = 3.0
             continue
         job.polls += 1
-        if time.monotonic() - asked >= HELD:
+        if held:
             delay = 0.0
         else:
             delay = max(backoff, until_expected(reply))
