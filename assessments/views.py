@@ -150,7 +150,8 @@ def _item_rows(assessment: Assessment, user, may_hand_in: bool) -> list[dict]:
                     feedback = kind.feedback_items(item.spec, answer, graded)
                     # Marks per option only once the student can answer no more, as in lessons.
                     final = not row["may_hand_in"]
-                    shown_items = feedback if final else kind.feedback_items(item.spec, answer, graded, final)
+                    withheld = None if final else kind.withheld_feedback(item.spec, answer, graded)
+                    shown_items = feedback if withheld is None else withheld
                 except (KeyError, IndexError, TypeError, StopIteration):
                     feedback = shown_items = []
             # score_only: how many parts are wrong, never which.

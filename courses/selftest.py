@@ -252,7 +252,12 @@ def _feedback_items(kind, question: Question, last: Attempt | None, final: bool 
     if last is None:
         return []
     try:
-        return kind.feedback_items(question.spec, last.answer, last.feedback, final)
+        if (
+            not final
+            and (withheld := kind.withheld_feedback(question.spec, last.answer, last.feedback)) is not None
+        ):
+            return withheld
+        return kind.feedback_items(question.spec, last.answer, last.feedback)
     except (KeyError, IndexError, TypeError, StopIteration):
         # The question changed since this answer (another kind, fewer blanks…): the
         # verdict still shows, the per-part notes of the old answer do not.

@@ -74,3 +74,10 @@ def test_matching_says_how_many_pairs_are_wrong_not_which(student, quiz):
     shown = feedback_of(student, "roles")
     assert "2 eşleştirme henüz doğru değil." in shown
     assert "Query →" not in shown and "Query arar, Key sunar." not in shown
+
+
+def test_a_fill_in_blank_keeps_its_mark_while_attempts_are_left(student):
+    # A blank's ✗ gives no answer away: kinds other than choice and matching keep their marks.
+    answer(student, "word-fill", **{"blank-0": "softmax"})
+    shown = feedback_of(student, "word-fill")
+    assert "✗" in shown and "henüz doğru değil" not in shown

@@ -134,13 +134,15 @@ class QuestionKind:
         web request."""
         return 0
 
-    def feedback_items(
-        self, spec: dict, answer: dict, grade_feedback: list[dict], final: bool = True
-    ) -> list[dict]:
-        """Feedback ready for display: [{"correct", "label_html", "html", "hint_html"}].
-        ``final``: no attempt is left or the answer was shown; before that a kind whose
-        per-part marks would give the answer key away says only how many parts are wrong."""
+    def feedback_items(self, spec: dict, answer: dict, grade_feedback: list[dict]) -> list[dict]:
+        """Feedback ready for display: [{"correct", "label_html", "html", "hint_html"}]."""
         return []
+
+    def withheld_feedback(self, spec: dict, answer: dict, grade_feedback: list[dict]) -> list[dict] | None:
+        """What shows instead of feedback_items while attempts are left and the answer is not
+        shown, for a kind whose marks per part would give the answer key away (how many parts
+        are wrong, not which); None: feedback_items give nothing away."""
+        return None
 
     def solution_items(self, spec: dict) -> list[dict]:
         """The correct answer for display after a reveal: [{"label_html", "html"}]."""

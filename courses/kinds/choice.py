@@ -72,12 +72,8 @@ class _ChoiceKind(QuestionKind):
     def _known(self, spec) -> set[str]:
         return {o["id"] for o in spec["options"]}
 
-    def feedback_items(self, spec, answer, grade_feedback, final=True):
+    def feedback_items(self, spec, answer, grade_feedback):
         chosen = set(self.chosen(answer))
-        if not final and (wrong := self.wrong_count(spec, chosen)):
-            # Marks per option would give the key away (tick every box, read the marks, answer
-            # again): until the last attempt or the answer is shown, only how many are wrong.
-            return [{"correct": False, "label_html": self.wrong_note(wrong), "html": "", "hint_html": ""}]
         items = []
         for option in spec["options"]:
             if option["id"] in chosen:
@@ -90,6 +86,14 @@ class _ChoiceKind(QuestionKind):
                     }
                 )
         return items
+
+    def withheld_feedback(self, spec, answer, grade_feedback):
+        # Marks per option would give the key away (tick every box, read the marks, answer
+        # again): until the last attempt or the answer is shown, only how many are wrong.
+        wrong = self.wrong_count(spec, set(self.chosen(answer)))
+        if not wrong:
+            return None
+        return [{"correct": False, "label_html": self.wrong_note(wrong), "html": "", "hint_html": ""}]
 
     def wrong_count(self, spec, chosen: set[str]) -> int:
         """Options judged wrong; 0 for single choice, whose one mark is the verdict itself."""

@@ -148,16 +148,18 @@ class Matching(QuestionKind):
             misconceptions=misconceptions,
         )
 
-    def feedback_items(self, spec, answer, grade_feedback, final=True):
-        if not final and (wrong := sum(1 for entry in grade_feedback if not entry.get("correct"))):
-            # Marks per pair would give the key away: until the last attempt or the answer is
-            # shown, only how many pairs are wrong.
-            note = ngettext(
-                "%(n)d pair is not right yet.",
-                "%(n)d pairs are not right yet.",
-                wrong,
-            ) % {"n": wrong}
-            return [{"correct": False, "label_html": note, "html": "", "hint_html": ""}]
+    def withheld_feedback(self, spec, answer, grade_feedback):
+        # Marks per pair would give the key away: until the last attempt or the answer is
+        # shown, only how many pairs are wrong.
+        wrong = sum(1 for entry in grade_feedback if not entry.get("correct"))
+        if not wrong:
+            return None
+        note = ngettext("%(n)d pair is not right yet.", "%(n)d pairs are not right yet.", wrong) % {
+            "n": wrong
+        }
+        return [{"correct": False, "label_html": note, "html": "", "hint_html": ""}]
+
+    def feedback_items(self, spec, answer, grade_feedback):
         rights = {r["id"]: r["html"] for r in spec["rights"]}
         lefts = {l["id"]: l for l in spec["lefts"]}
         hints = {(w["left"], w["right"]): w["hint_html"] for w in spec["wrong_pairs"]}
