@@ -152,7 +152,8 @@ def teaching_cost(folder: Path, runs: int) -> tuple[float, float, int, int]:
     ref = run_reference(solution, spec, cases)
     plain_spec = dataclasses.replace(spec, probes=(), properties=())
     plain_cases = [c for c in cases if c.base is None]
-    with_teaching, without = [], []
+    with_teaching: list[float] = []
+    without: list[float] = []
     for _ in range(runs):
         for timings, x_spec, x_cases in ((with_teaching, spec, cases), (without, plain_spec, plain_cases)):
             t = time.perf_counter()
@@ -288,11 +289,11 @@ def main(argv: list[str] | None = None) -> int:
             )
     if str(args.teaching) != "none" and (args.teaching / "exercise.toml").is_file():
         with_p50, without_p50, n_with, n_without = teaching_cost(args.teaching, args.runs)
-        extra = with_p50 / without_p50 - 1
+        share = with_p50 / without_p50 - 1
         print(
             f"grade  ({args.teaching.name}, probes + properties): p50 {with_p50 * 1000:7.1f} ms "
             f"({n_with} cases) vs {without_p50 * 1000:7.1f} ms without ({n_without} cases) "
-            f"-> {extra * 100:+.0f} % (target <= +20 %)"
+            f"-> {share * 100:+.0f} % (target <= +20 %)"
         )
     print(
         f"throughput {rate:.2f} grades/s with {args.workers} workers; "

@@ -40,8 +40,8 @@ def _heatmap(matrix, allowed, *, kind: str, uid: str, title: str) -> dict:
         for j, value in enumerate(row):
             masked = allowed is not None and not allowed[i][j]
             x, y = LEFT + j * CELL + 1, TOP + i * CELL + 1
-            cell = {"x": _n(x), "y": _n(y), "cx": _n(x + (CELL - 2) / 2), "cy": _n(y + (CELL - 2) / 2)}
-            cell["masked"] = masked
+            cell: dict[str, object] = {"x": _n(x), "y": _n(y), "masked": masked}
+            cell.update(cx=_n(x + (CELL - 2) / 2), cy=_n(y + (CELL - 2) / 2))
             if kind == "diff":
                 cell["cls"] = "hm-more" if value > 0 else "hm-less"
                 cell["opacity"] = f"{min(1.0, abs(value) * 2):.3f}"
