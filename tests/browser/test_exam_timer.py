@@ -110,3 +110,41 @@ def test_a_short_exam_runs_out_hands_in_and_refuses_later_answers(page, exam_cou
     assert list(Attempt.objects.filter(user=student).values_list("question__slug", flat=True)) == ["n1"]
     events = list(ExamLogEntry.objects.filter(user=student).values_list("event", flat=True))
     assert events == ["started", "saved", "time_up", "refused"]
+
+
+def test_exam_dashboard_and_gradebook_pages_have_no_serious_accessibility_violation(
+    page, exam_course, logged_in, make_user
+):
+    from tests.browser.test_accessibility import serious_violations
+
+    logged_in(exam_course)
+    exam_url = page.base_url + "/kurs/mini/degerlendirme/kisa-sinav/"
+    page.goto(exam_url)
+    found = {"start page": serious_violations(page)}
+    page.get_by_label("Parola").fill("gizli")
+    page.get_by_role("button", name="Sınavı başlat").click()
+    page.locator("#item-n1 input[name=value]").fill("1")
+    page.locator("#item-n1").get_by_role("button", name="Cevabımı kaydet").click()
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 844})
+        page.goto(exam_url)
+        found[f"exam {width}"] = serious_violations(page)
+        page.goto(page.base_url + "/panom/")
+        expect(page.get_by_role("heading", name="Notlandırılan değerlendirmeler")).to_be_visible()
+        found[f"dashboard {width}"] = serious_violations(page)
+
+    hoca = make_user("hoca", password="Gizli-parola-2026")
+    exam_course.instructors.add(hoca)
+    page.context.clear_cookies()
+    page.goto(page.base_url + "/accounts/login/")
+    page.locator("#id_username").fill("hoca")
+    page.locator("#id_password").fill("Gizli-parola-2026")
+    page.locator("main form button[type=submit]").click()
+    page.wait_for_load_state()
+    page.set_viewport_size({"width": 1280, "height": 844})
+    page.goto(page.base_url + "/egitmen/mini/degerlendirme/kisa-sinav/")
+    found["gradebook"] = serious_violations(page)
+    page.get_by_role("link", name="ogrenci").click()
+    expect(page.get_by_role("heading", name="Sınav kaydı")).to_be_visible()
+    found["student page"] = serious_violations(page)
+    assert not {name: v for name, v in found.items() if v}
