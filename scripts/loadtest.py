@@ -22,6 +22,7 @@ grader); times depend on the machine, so the target is judged in words only.
 from __future__ import annotations
 
 import argparse
+import bisect
 import http.cookiejar
 import json
 import math
@@ -652,6 +653,13 @@ def report(
         print(
             f"  {low:4.0f}–{high:4.0f} s: {len(part):4} sent ({len(part) / (high - low):5.2f}/s), page saw it {spread(seen)}"
         )
+    finished = sorted(row[4] for rows in stored.values() for row in rows.values() if row[4] is not None)
+    window = min(60.0, seconds / 5)
+    busiest = max((bisect.bisect_left(finished, t + window) - i for i, t in enumerate(finished)), default=0)
+    print(
+        f"grading pace: at most {busiest / window:.2f} verdicts/s over {window:.0f} s "
+        f"(sending peaked at {2 * len(jobs) / seconds:.2f}/s)"
+    )
     return sound, targets
 
 
