@@ -37,12 +37,14 @@ test-layers: setup
 	@$(PY) scripts/test_layers.py
 
 # Grader latency/throughput against a bare NumPy process, page throughput under gunicorn, then
-# time to verdict in a browser (click to verdict on the page) at an idle site.
+# time to verdict in a browser (click to verdict on the page) at an idle site, then the instructor
+# pages (gradebook, dashboard, CSV) on 10,000 generated students.
 bench: setup
 	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; } || true
 	@$(PY) -m grader.bench --pool 1 --also courses/content/attention/06-scaled-dot-product/attention-function
 	@$(PY) scripts/pagebench.py
 	@$(PY) scripts/verdictbench.py
+	@$(PY) scripts/instructorbench.py
 
 # A deadline rush on the grading queue over HTTP: 500 students, 1,000 submissions and code-blank
 # answers over 5 minutes, grading workers SIGKILLed twice. A short one:

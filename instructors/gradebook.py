@@ -99,31 +99,24 @@ class Students:
         student (best or last, as the course counts), their sum and how many are full marks;
         the enrolments joined to it, filtered and sorted."""
         enrolled = self._enrolled().order_by().values_list("user_id", Lower("user__username"), "created_at")
-        tries = _tries(self.items)
-        if self.course.score_policy == Course.ScorePolicy.LAST:
-            kept = (
-                "SELECT user_id, item, score FROM (SELECT user_id, item, score, ROW_NUMBER() OVER "
-                "(PARTITION BY user_id, item ORDER BY created_at DESC, pk DESC) AS n FROM tries) AS ranked "
-                "WHERE n = 1"
-            )
-        else:
-            kept = "SELECT user_id, item, MAX(score) AS score FROM tries GROUP BY user_id, item"
-        ctes: list[tuple[str, QuerySet | None]] = [
-            ("enrolled (user_id, name, enrolled_at)", enrolled),
-            ("tries (user_id, item, score, created_at, pk)", tries),
-            ("kept", None),
-            ("totals", None),
+        ctes: list[tuple[str, QuerySet | tuple[str, list] | None]] = [
+            ("enrolled (user_id, name, enrolled_at)", enrolled)
         ]
-        bodies = {
-            "kept": kept,
-            "totals": "SELECT user_id, SUM(score) AS total, "
-            "SUM(CASE WHEN score >= 1 THEN 1 ELSE 0 END) AS full_items FROM kept GROUP BY user_id",
-        }
-        joins = ["LEFT JOIN totals ON totals.user_id = s.user_id"]
+        bodies: dict[str, str] = {}
+        joins: list[str] = []
         join_params: list = []
         direction = "DESC" if self.order.descending else "ASC"
         sort = self.order.sort
         item = next((i for i in self.items if i.key == sort), None)
+        if item is not None or sort == "total" or self.order.incomplete:
+            ctes += [("tries (user_id, item, score, created_at, pk)", _tries_sql(self.items)), ("kept", None)]
+            ctes.append(("totals", None))
+            bodies["kept"] = _kept_sql(self.course)
+            bodies["totals"] = (
+                "SELECT user_id, SUM(score) AS total, "
+                "SUM(CASE WHEN score >= 1 THEN 1 ELSE 0 END) AS full_items FROM kept GROUP BY user_id"
+            )
+            joins.append("LEFT JOIN totals ON totals.user_id = s.user_id")
         if item is not None:
             # Students with no score for the item come first (last when descending).
             joins.append("LEFT JOIN kept AS one ON one.user_id = s.user_id AND one.item = %s")
@@ -153,11 +146,11 @@ class Students:
             order = [f"s.name {direction}"]
         parts: list[str] = []
         params: list = []
-        for name, queryset in ctes:
-            if queryset is None:
+        for name, source in ctes:
+            if source is None:
                 parts.append(f"{name} AS ({bodies[name]})")
             else:
-                sql, sql_params = queryset.query.sql_with_params()
+                sql, sql_params = source if isinstance(source, tuple) else source.query.sql_with_params()
                 parts.append(f"{name} AS ({sql})")
                 params.extend(sql_params)
         params.extend(join_params)
@@ -172,36 +165,76 @@ class Students:
         return sql, params
 
 
+def _kept_sql(course: Course) -> str:
+    """Each student's kept score per item from ``tries``: the best, or the last when the course
+    counts the last attempt (the rule stats.gradebook applies to the rows it shows)."""
+    if course.score_policy == Course.ScorePolicy.LAST:
+        return (
+            "SELECT user_id, item, score FROM (SELECT user_id, item, score, ROW_NUMBER() OVER "
+            "(PARTITION BY user_id, item ORDER BY created_at DESC, pk DESC) AS n FROM tries) AS ranked "
+            "WHERE n = 1"
+        )
+    return "SELECT user_id, item, MAX(score) AS score FROM tries GROUP BY user_id, item"
+
+
+def kept_scores(course: Course, items: list, user_ids: list[int]) -> dict[tuple[int, str], float]:
+    """The kept score of each (student, item key) that has one, for the students ``user_ids``,
+    computed by the database: the CSV's rows, a few hundred students at a time."""
+    keys = {_item_id(item): item.key for item in items}
+    sql, params = _tries_sql(items, user_ids)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH tries (user_id, item, score, created_at, pk) AS ({sql}) {_kept_sql(course)}", params
+        )
+        return {(user_id, keys[item]): score for user_id, item, score in cursor.fetchall()}
+
+
 def _item_id(item) -> int:
     # Questions and exercises share one column: exercises by their negated primary key.
     return -item.pk if item.is_exercise else item.pk
 
 
-def _tries(items: list) -> QuerySet:
+def _tries_sql(items: list, user_ids: list[int] | None = None) -> tuple[str, list]:
     """Every counted try at the items as (user_id, item, score, created_at, pk): answers and
     reveals of questions, counted submissions of exercises (code sent after seeing the sample
-    solution scores 0), as the gradebook counts them."""
+    solution scores 0), as the gradebook counts them; only those of ``user_ids`` when given."""
     question_ids = [item.pk for item in items if not item.is_exercise]
     exercise_ids = [item.pk for item in items if item.is_exercise]
-    answers = (
-        Attempt.objects.filter(question_id__in=question_ids, status=Attempt.Status.DONE)
-        .order_by()
-        .values_list("user_id", F("question_id"), Coalesce("score", Value(0.0)), "created_at", "pk")
-    )
-    submissions = (
-        Submission.objects.counted()
-        .filter(exercise_id__in=exercise_ids)
-        .order_by()
-        .values_list(
-            "user_id",
-            -F("exercise_id"),
-            _submission_score(),
-            "created_at",
-            "pk",
+    answers = Attempt.objects.filter(question_id__in=question_ids)
+    submissions = Submission.objects.counted().filter(exercise_id__in=exercise_ids)
+    sent: list[int] | None = None
+    if user_ids is None:
+        answers = answers.filter(status=Attempt.Status.DONE)
+    else:
+        # Led by the students' index: "not any other status" keeps SQLite, which has no row
+        # statistics, from walking the status index (every graded row) instead.
+        others = [status for status in Attempt.Status.values if status != Attempt.Status.DONE]
+        answers = answers.filter(user_id__in=user_ids).exclude(status__in=others)
+        sent = list(
+            Submission.objects.filter(exercise_id__in=exercise_ids, user_id__in=user_ids).values_list(
+                "pk", flat=True
+            )
         )
-    )
+        submissions = submissions.filter(pk__in=sent)
+    parts: list[QuerySet] = []
+    if question_ids and user_ids != []:
+        parts.append(
+            answers.order_by().values_list(
+                "user_id", F("question_id"), Coalesce("score", Value(0.0)), "created_at", "pk"
+            )
+        )
+    if exercise_ids and sent != []:
+        parts.append(
+            submissions.order_by().values_list(
+                "user_id", -F("exercise_id"), _submission_score(), "created_at", "pk"
+            )
+        )
+    if not parts:  # nothing to count (SQL has no empty IN list)
+        return "SELECT 0, 0, 0.0, NULL, 0 WHERE 1 = 0", []
     # A union takes its first model's default ordering back: no ordering, it is only summed.
-    return answers.union(submissions, all=True).order_by()
+    tries = parts[0].union(*parts[1:], all=True).order_by() if len(parts) > 1 else parts[0]
+    sql, params = tries.query.sql_with_params()
+    return sql, list(params)
 
 
 def _submission_score() -> Case:

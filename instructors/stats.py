@@ -6,6 +6,7 @@ import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 
 from django.contrib.auth.models import User
 from django.db.models import Max, QuerySet
@@ -13,7 +14,7 @@ from django.utils.text import Truncator
 from django.utils.translation import gettext as _
 
 from courses.kinds import get_kind
-from courses.models import Attempt, Course, Enrollment, LessonProgress
+from courses.models import Attempt, Course, Enrollment, Exercise, LessonProgress, Question
 from courses.templatetags_text import html_to_text
 from grader.models import Submission, Verdict
 
@@ -40,13 +41,30 @@ class Row:
 def course_items(course: Course, lesson_slug: str | None = None) -> list:
     """Active questions and exercises in lesson order; each gets a ``key`` for the gradebook
     and a ``name`` people read: the exercise's title, or the question's number in its lesson
-    as on the lesson page ("Soru 3"), with the prompt's first words as its ``description``."""
+    as on the lesson page ("Soru 3"), with the prompt's first words as its ``description``.
+    Two queries for the whole course, without the large fields no list shows."""
+    lessons = list(course.active_lessons())
+    questions = Question.objects.active().filter(course=course).defer("spec", "explanation_html")
+    exercises = (
+        Exercise.objects.active()
+        .filter(course=course)
+        .defer("prompt_html", "starter_code", "solution_code", "spec", "misconceptions")
+    )
+    by_lesson: dict[int, list] = defaultdict(list)
+    for item in [*questions, *exercises]:
+        by_lesson[item.lesson_id].append(item)
     items = []
-    for lesson_number, lesson in enumerate(course.active_lessons(), start=1):
+    for lesson_number, lesson in enumerate(lessons, start=1):
         if lesson_slug and lesson.slug != lesson_slug:
             continue
         lesson.number = lesson_number
-        for item in lesson.items():
+        # Authored order, questions numbered within their lesson: as Lesson.items() and its page.
+        question_number = 0
+        for item in sorted(by_lesson[lesson.pk], key=lambda item: (item.order, item.slug)):
+            item.lesson, item.course = lesson, course
+            if not item.is_exercise:
+                question_number += 1
+                item.number = question_number
             item.key = f"{'e' if item.is_exercise else 'q'}:{item.slug}"
             item.lesson_slug = lesson.slug
             name_item(item)
@@ -60,7 +78,13 @@ def name_item(item) -> None:
         item.name, item.description = item.title, item.title
     else:
         item.name = _("Question %(number)s") % {"number": item.number} if item.number else item.slug
-        item.description = item.short_text
+        item.description = _short_text(item.prompt_html, item.slug)
+
+
+@lru_cache(maxsize=4096)
+def _short_text(prompt_html: str, slug: str) -> str:
+    # Parsing every prompt's HTML on every gradebook page costs more than the page's queries.
+    return Question(prompt_html=prompt_html, slug=slug).short_text
 
 
 def misconception_labels(item) -> dict[str, str]:
@@ -97,20 +121,23 @@ def gradebook(course: Course, items: list, user_ids: list[int] | None = None) ->
     exercise_ids = {item.pk: item.key for item in items if item.is_exercise}
     scores: dict[tuple[int, str], list] = defaultdict(list)
     counts: Counter = Counter()
-    attempts = Attempt.objects.filter(
-        question_id__in=question_ids, user_id__in=rows, status=Attempt.Status.DONE
-    ).order_by("created_at", "pk")
-    for user_id, question_id, kind, score, created in attempts.values_list(
-        "user_id", "question_id", "kind", "score", "created_at"
+    # Both queries are led by the students (an index on user): without the database's row
+    # statistics SQLite would rather walk the index on status, that is every graded row.
+    attempts = Attempt.objects.filter(question_id__in=question_ids, user_id__in=rows).order_by(
+        "created_at", "pk"
+    )
+    for user_id, question_id, kind, status, score, created in attempts.values_list(
+        "user_id", "question_id", "kind", "status", "score", "created_at"
     ):
+        if status != Attempt.Status.DONE:
+            continue
         key = (user_id, question_ids[question_id])
         scores[key].append((created, score))
         counts[key] += kind == Attempt.Kind.ANSWER
-    submissions = (
-        Submission.objects.counted()
-        .filter(exercise_id__in=exercise_ids, user_id__in=rows)
-        .order_by("created_at", "pk")
+    sent = Submission.objects.filter(exercise_id__in=exercise_ids, user_id__in=rows).values_list(
+        "pk", flat=True
     )
+    submissions = Submission.objects.counted().filter(pk__in=list(sent)).order_by("created_at", "pk")
     for user_id, exercise_id, score, after_reveal, created in submissions.values_list(
         "user_id", "exercise_id", "score", "after_reveal", "created_at"
     ):
@@ -127,10 +154,10 @@ def gradebook(course: Course, items: list, user_ids: list[int] | None = None) ->
 
 
 def activity_sources(course: Course) -> list[tuple[QuerySet, str]]:
-    """Everything a student does in a course, with the field saying when: answers, code sent
-    (example runs too) and lesson visits. The latest of them is the student's last activity."""
+    """Everything a student does in a course, with the field saying when: answers (graded or
+    not yet), code sent (example runs too) and lesson visits. The latest of them is the student's last activity."""
     return [
-        (Attempt.objects.filter(question__course=course, status=Attempt.Status.DONE), "created_at"),
+        (Attempt.objects.filter(question__course=course), "created_at"),
         (Submission.objects.filter(exercise__course=course, preview=False), "created_at"),
         (LessonProgress.objects.filter(lesson__course=course), "last_visited_at"),
     ]

@@ -13,7 +13,9 @@ from django.contrib.auth.models import User
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.formats import get_format
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 from pygments import highlight
@@ -27,7 +29,7 @@ from grader import regrade as regrades
 from grader.models import Regrade, Submission, Verdict
 
 from . import stats
-from .gradebook import SORTS, Order, Students
+from .gradebook import SORTS, Order, Students, kept_scores
 
 
 def _get_course_for_instructor(request: HttpRequest, slug: str) -> Course:
@@ -91,7 +93,7 @@ def gradebook(request: HttpRequest, course_slug: str) -> HttpResponse:
     order = _order(request, items)
     page = Paginator(Students(course, items, order), STUDENTS_PER_PAGE).get_page(request.GET.get("page"))
     rows = stats.gradebook(course, items, list(page.object_list))
-    table = [{"row": row, "cells": [row.cells[item.key] for item in items]} for row in rows]
+    table = [{"row": row, "cells": _cells_shown(course, items, row)} for row in rows]
     # The page's links keep the sort and the filters.
     kept = {"sort": order.sort, "desc": "1" if order.descending else "", "lesson": lesson or ""}
     kept |= {"q": order.query, "only": "incomplete" if order.incomplete else ""}
@@ -112,6 +114,31 @@ def gradebook(request: HttpRequest, course_slug: str) -> HttpResponse:
             "only": "incomplete" if order.incomplete else "",
         },
     )
+
+
+def _cells_shown(course: Course, items: list, row: stats.Row) -> list[dict]:
+    """What each of a row's cells shows, ready for the template (a page has thousands): the
+    score as the page writes numbers, attempts, when the best was, a link to the code."""
+    decimal = get_format("DECIMAL_SEPARATOR")
+    cells = []
+    for item in items:
+        cell = row.cells[item.key]
+        if cell.score is None:
+            cells.append({"css": "cell-none", "score": None})
+            continue
+        href = ""
+        if item.is_exercise:
+            href = reverse("instructors:submissions", args=[course.slug, item.slug, row.user.pk])
+        cells.append(
+            {
+                "css": "cell-full" if cell.score == 1 else "cell-part",
+                "score": f"{cell.score:.2f}".replace(".", decimal),
+                "attempts": cell.attempts,
+                "best_at": timezone.localtime(cell.best_at).strftime("%d.%m %H:%M") if cell.best_at else "",
+                "href": href,
+            }
+        )
+    return cells
 
 
 def _csv_cell(value: str) -> str:
@@ -143,6 +170,7 @@ def gradebook_csv(request: HttpRequest, course_slug: str, excel: bool = False) -
     )
     number = (lambda value: f"{value:.2f}".replace(".", ",")) if excel else (lambda value: f"{value:.2f}")
     writer = csv.writer(_Line(), delimiter=";" if excel else ",")
+    keys = [item.key for item in items]
 
     def lines() -> Iterator[str]:
         yield "\ufeff" + writer.writerow(
@@ -150,21 +178,24 @@ def gradebook_csv(request: HttpRequest, course_slug: str, excel: bool = False) -
             + [item.slug for item in items]
         )
         for start in range(0, len(user_ids), CSV_CHUNK):
-            for row in stats.gradebook(course, items, user_ids[start : start + CSV_CHUNK]):
+            chunk = user_ids[start : start + CSV_CHUNK]
+            scores = kept_scores(course, items, chunk)
+            activity = stats.last_activity(course, chunk)
+            place = {user_id: index for index, user_id in enumerate(chunk)}
+            enrolments = Enrollment.objects.filter(course=course, user_id__in=chunk).select_related("user")
+            for enrolment in sorted(enrolments, key=lambda e: place[e.user_id]):
+                user, user_id = enrolment.user, enrolment.user_id
+                kept = [scores.get((user_id, key)) for key in keys]
+                last = activity.get(user_id)
                 yield writer.writerow(
                     [
-                        _csv_cell(row.user.username),
-                        _csv_cell(row.user.email),
-                        timezone.localtime(row.enrolled_at).date().isoformat(),
-                        timezone.localtime(row.last_activity).isoformat(timespec="minutes")
-                        if row.last_activity
-                        else "",
-                        number(row.total),
+                        _csv_cell(user.username),
+                        _csv_cell(user.email),
+                        timezone.localtime(enrolment.created_at).date().isoformat(),
+                        timezone.localtime(last).isoformat(timespec="minutes") if last else "",
+                        number(sum(score or 0.0 for score in kept)),
                     ]
-                    + [
-                        "" if row.cells[item.key].score is None else number(row.cells[item.key].score)
-                        for item in items
-                    ]
+                    + ["" if score is None else number(score) for score in kept]
                 )
 
     response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")

@@ -143,6 +143,16 @@ def test_the_last_attempt_counts_when_the_course_says_so(instructor, course):
     Course.objects.filter(pk=course.pk).update(score_policy=Course.ScorePolicy.LAST)
     order = every_page(instructor, sort="total", desc="1")
     assert order.index("deniz") < order.index("buse") < order.index("ali")  # last: 1, 0.5, 0
+    # An answer still waiting for its grade counts nowhere yet.
+    Attempt.objects.create(
+        user=ali.user, question=ali.question, answer={}, score=1.0, status="queued", created_at=timezone.now()
+    )
+    # The page and the CSV count the same.
+    page = instructor.get(reverse("instructors:gradebook", args=["quiz"]), {"q": "ali"}).text
+    assert re.search(r">ali</th>\s*<td>[^<]*</td>\s*<td>0,00</td>", page)
+    body = instructor.get(reverse("instructors:gradebook_csv", args=["quiz"])).getvalue().decode("utf-8-sig")
+    totals = {row[0]: row[4] for row in csv.reader(io.StringIO(body))}
+    assert totals["ali"] == "0.00" and totals["deniz"] == "1.00"
 
 
 def test_sorting_by_last_activity_uses_every_students_latest_action(instructor):
