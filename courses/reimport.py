@@ -6,13 +6,12 @@ queue's own row (django-tasks-db keeps each task with its status and return valu
 record of the run; the course's admin page shows the latest one. No second job table.
 """
 
-from django.tasks import TaskResultStatus
+from django.tasks import TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult
 
 from .exercises import check_exercises
 from .importer import ImportRefused, import_course
 from .models import Course
-from .tasks import reimport_course
 
 
 def queue_reimport(course: Course) -> bool:
@@ -23,6 +22,12 @@ def queue_reimport(course: Course) -> bool:
         return False
     reimport_course.enqueue(course.pk)
     return True
+
+
+@task(queue_name="default", priority=-50)
+def reimport_course(course_id: int) -> dict:
+    """Import a course again from its folder (the admin's action); below students' grading."""
+    return run_reimport(course_id)
 
 
 def run_reimport(course_id: int) -> dict:

@@ -8,11 +8,3 @@ def grade_attempt(attempt_id: int, preview: bool = False) -> str:
     """Grade one queued answer (fill-in code blanks) in the sandbox; idempotent. ``preview``: an
     instructor's unrecorded preview answer."""
     return grade_claimed(attempt_id, preview)
-
-
-@task(queue_name="default", priority=-50)
-def reimport_course(course_id: int) -> dict:
-    """Import a course again from its folder (the admin's action); below students' grading."""
-    from .reimport import run_reimport
-
-    return run_reimport(course_id)
