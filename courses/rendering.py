@@ -278,7 +278,3 @@ def render_markdown(text: str, visual: "VisualRenderer | None" = None) -> Render
     for placeholder, figure in figures.items():
         markup = markup.replace(placeholder, figure, 1)
     return Rendered(markup, issues)
-
-
-def pygments_css() -> str:
-    return HtmlFormatter().get_style_defs(".highlight")
