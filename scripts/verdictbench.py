@@ -235,16 +235,19 @@ def main() -> int:
     print(f"==> Time to verdict in the browser: a throw-away site in {var} on {base}")
     manage(env, "migrate", "-v", "0")
     manage(env, "import_course", f"courses/content/{COURSE}")
-    manage(
+    site = manage(
         env,
         "shell",
         "-v",
         "0",
         "-c",
-        "from django.contrib.auth.models import User; from courses.models import Course; "
+        "from django.conf import settings; from django.contrib.auth.models import User; "
+        "from courses.models import Course; "
         f"u = User.objects.create_user({USERNAME!r}, password={PASSWORD!r}); "
-        f"Course.objects.get(slug={COURSE!r}).enroll(u)",
+        f"Course.objects.get(slug={COURSE!r}).enroll(u); "
+        "print(settings.GRADING_WORKERS, settings.STATUS_WAIT_MS, settings.GRADING_WORKER_INTERVAL_MS)",
     )
+    default_workers, status_wait, worker_interval = site.split()[-3:]
     serve = [PYTHON, "manage.py", "serve", "--bind", f"127.0.0.1:{port}"]
     if args.workers is not None:
         serve += ["--workers", str(args.workers)]
@@ -254,17 +257,11 @@ def main() -> int:
     )
     try:
         wait_for(base + "/", 60)
-        workers = (
-            args.workers
-            if args.workers is not None
-            else int(env.get("GRADING_WORKERS") or os.cpu_count() or 1)
-        )
+        workers = args.workers if args.workers is not None else default_workers
         print(
-            f"    {workers} grading worker(s) with a warm sandbox each; status wait "
-            f"{env.get('STATUS_WAIT_MS', 'default')} ms, worker interval "
-            f"{env.get('GRADING_WORKER_INTERVAL_MS', 'default')} ms (settings.py defaults unless set); "
-            f"{args.runs} tries of each, {args.pause} s apart; load average {os.getloadavg()[0]:.1f} "
-            "(other work on the machine slows everything down)"
+            f"    {workers} grading worker(s) with a warm sandbox each; status wait {status_wait} ms, "
+            f"worker interval {worker_interval} ms; {args.runs} tries of each, {args.pause} s apart; "
+            f"load average {os.getloadavg()[0]:.1f} (other work on the machine slows everything down)"
         )
         results = run_browser(base, args.runs, args.pause)
     finally:
