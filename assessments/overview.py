@@ -96,3 +96,24 @@ def student_overview(user, courses: list[Course], now: datetime | None = None) -
         return (2, -row.windows.closes.timestamp())
 
     return sorted(rows, key=order)
+
+
+def assessment_rows(course: Course, user) -> list[dict]:
+    """The course page's list: each assessment with this student's state, in Istanbul time."""
+    now = timezone.now()
+    instructor = course.is_instructor(user)
+    rows = []
+    for assessment in course.assessments.active():
+        override = assessment.override_for(user) if user.is_authenticated else None
+        windows = assessment.windows_for(override)
+        state = windows.state_at(now)
+        rows.append(
+            {
+                "assessment": assessment,
+                "windows": windows,
+                "state": state,
+                "instructor": instructor,
+                "credit": round(100 * (windows.credit_at(now) or 0)) if state == "late" else None,
+            }
+        )
+    return rows

@@ -6,6 +6,16 @@ urlpatterns = [
     path("kurs/<slug:course_slug>/degerlendirme/<slug:slug>/", views.assessment_detail, name="assessment"),
     path("kurs/<slug:course_slug>/degerlendirme/<slug:slug>/baslat/", views.start, name="assessment_start"),
     path("kurs/<slug:course_slug>/degerlendirme/<slug:slug>/bitir/", views.finish, name="assessment_finish"),
+    path(
+        "kurs/<slug:course_slug>/degerlendirme/<slug:slug>/cevap/<slug:item_slug>/",
+        views.answer,
+        name="assessment_answer",
+    ),
+    path(
+        "kurs/<slug:course_slug>/degerlendirme/<slug:slug>/kod/<slug:item_slug>/",
+        views.submit,
+        name="assessment_submit",
+    ),
 ]
 
 # The instructor area of an assessment (next to the course's in instructors/).

@@ -1,6 +1,5 @@
-"""Students' assessment pages: the list on the course page, an assessment's items, the exam's
-start page and clock, and the hand-in of answers and code posted from an assessment's page
-(the answer and submit views pass such posts here)."""
+"""Students' assessment pages: an assessment's items, the exam's start page and clock, and the
+hand-in of answers and code posted from an assessment's page (to its own URLs below)."""
 
 from typing import Any
 
@@ -13,11 +12,12 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from accounts.ratelimit import SUBMISSIONS
+from accounts.ratelimit import ANSWERS, SUBMISSIONS
 from courses.kinds import AnswerError, GraderFailed, NotGradable, get_kind
-from courses.models import Course, Exercise
+from courses.models import Exercise, Question
 from courses.selftest import AnsweringTooFast, AnswerPending, AnswerRefused
 from grader.grading import SubmissionRefused
+from grader.models import Submission
 
 from .handin import log_refusal, record_answer, record_submission
 from .models import Assessment, HandIn, Refused
@@ -35,27 +35,6 @@ def _get_assessment(course_slug: str, slug: str) -> Assessment:
 
 def assessment_url(assessment: Assessment) -> str:
     return reverse("assessment", args=[assessment.course.slug, assessment.slug])
-
-
-def assessment_rows(course: Course, user) -> list[dict]:
-    """The course page's list: each assessment with this student's state, in Istanbul time."""
-    now = timezone.now()
-    instructor = course.is_instructor(user)
-    rows = []
-    for assessment in course.assessments.active():
-        override = assessment.override_for(user) if user.is_authenticated else None
-        windows = assessment.windows_for(override)
-        state = windows.state_at(now)
-        rows.append(
-            {
-                "assessment": assessment,
-                "windows": windows,
-                "state": state,
-                "instructor": instructor,
-                "credit": round(100 * (windows.credit_at(now) or 0)) if state == "late" else None,
-            }
-        )
-    return rows
 
 
 @login_required
@@ -193,7 +172,7 @@ def finish(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse:
     return redirect(assessment_url(assessment))
 
 
-# -- hand-ins posted to the ordinary answer and submit views ----------------------------------
+# -- hand-ins posted from an assessment's page ---------------------------------------------------
 
 
 def _assessment_for_item(item, slug: str) -> Assessment:
@@ -202,9 +181,41 @@ def _assessment_for_item(item, slug: str) -> Assessment:
     )
 
 
-def answer_in_assessment(request: HttpRequest, question, slug: str) -> HttpResponse:
-    """An answer posted with ``assessment=<slug>``: the assessment's rules, then stored and
+def _item(model: type[Question] | type[Exercise], course_slug: str, item_slug: str) -> Any:
+    return get_object_or_404(
+        model.objects.active().select_related("course", "lesson"),
+        course__retired=False,
+        course__slug=course_slug,
+        lesson__retired=False,
+        slug=item_slug,
+    )
+
+
+@login_required
+@require_POST
+def answer(request: HttpRequest, course_slug: str, slug: str, item_slug: str) -> HttpResponse:
+    """An answer to one of the assessment's questions: the assessment's rules, then stored and
     linked; back to the assessment's page with what happened."""
+    question = _item(Question, course_slug, item_slug)
+    ANSWERS.check(request)  # per address and site-wide, before the per-student limits
+    return _answer_in_assessment(request, question, slug)
+
+
+@login_required
+@require_POST
+def submit(request: HttpRequest, course_slug: str, slug: str, item_slug: str) -> HttpResponse:
+    """Code for one of the assessment's exercises (run on the examples, or handed in)."""
+    exercise = _item(Exercise, course_slug, item_slug)
+    code = request.POST.get("code")
+    mode = request.POST.get("mode", Submission.Mode.SUBMIT)
+    if code is None or mode not in Submission.Mode.values:  # too large code: the hand-in says so
+        message = _("The code could not be read. Reload the page and try again.")
+        return render(request, "400.html", {"message": message}, status=400)
+    SUBMISSIONS.check(request, count=False)  # per address and site-wide; only accepted code counts
+    return _submit_in_assessment(request, exercise, slug, code, mode)
+
+
+def _answer_in_assessment(request: HttpRequest, question: Question, slug: str) -> HttpResponse:
     assessment = _assessment_for_item(question, slug)
     back = assessment_url(assessment) + f"#item-{question.slug}"
     if not question.course.is_enrolled(request.user):
@@ -251,8 +262,9 @@ def answer_in_assessment(request: HttpRequest, question, slug: str) -> HttpRespo
     return redirect(back)
 
 
-def submit_in_assessment(request: HttpRequest, exercise, slug: str, code: str, mode: str) -> HttpResponse:
-    """Code posted with ``assessment=<slug>``: as answer_in_assessment, for exercises."""
+def _submit_in_assessment(
+    request: HttpRequest, exercise: Exercise, slug: str, code: str, mode: str
+) -> HttpResponse:
     assessment = _assessment_for_item(exercise, slug)
     back = assessment_url(assessment) + f"#item-{exercise.slug}"
     try:

@@ -7,7 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -20,8 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.ratelimit import ANSWERS, WRONG_ENROLMENT_CODES, RateLimited
 from assessments.models import lesson_use_refused
-from assessments.overview import student_overview
-from assessments.views import answer_in_assessment, assessment_rows
+from assessments.overview import assessment_rows, student_overview
 from grader.views import exercise_item_context
 from grader.waiting import hold_until_done, waited
 
@@ -404,6 +403,9 @@ def _item_response(
 @login_required
 @require_POST
 def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
+    if request.POST.get("assessment"):  # a page from before assessments had their own address
+        url = reverse("assessment_answer", args=[course_slug, request.POST["assessment"], slug])
+        return HttpResponseRedirect(url, status=307)  # the browser posts the same form there
     question = _get_question_for_user(request, course_slug, lesson_slug, slug)
     try:
         ANSWERS.check(request)  # per address and site-wide, before the per-student limits
@@ -416,8 +418,6 @@ def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, sl
         )
         response["Retry-After"] = str(refused.retry_after)
         return response
-    if request.POST.get("assessment"):  # sent from an assessment's page: its rules decide
-        return answer_in_assessment(request, question, request.POST["assessment"])
     kind = get_kind(question.kind)
     previewing = _previewing(request, question)
     respond = partial(_item_response, request, question, previewing=previewing)

@@ -2,7 +2,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -12,7 +12,6 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.ratelimit import SUBMISSIONS
 from assessments.feedback import hold_back_history, hold_back_status
 from assessments.models import lesson_use_refused
-from assessments.views import submit_in_assessment
 from courses.models import Exercise
 from courses.reveal import may_reveal
 
@@ -100,6 +99,9 @@ STATUS_DEFERRED = (
 @login_required
 @require_POST
 def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
+    if request.POST.get("assessment"):  # a page from before assessments had their own address
+        url = reverse("assessment_submit", args=[course_slug, request.POST["assessment"], slug])
+        return HttpResponseRedirect(url, status=307)  # the browser posts the same form there
     preview = request.POST.get("preview") == "1"
     exercise = _get_exercise_for_user(request, course_slug, lesson_slug, slug, preview=preview)
     preview = preview and exercise.course.is_instructor(request.user)
@@ -117,8 +119,6 @@ def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: 
             return JsonResponse({"error": message}, status=400)
         return render(request, "400.html", {"message": message}, status=400)
     SUBMISSIONS.check(request, count=False)  # per address and site-wide; only accepted code counts
-    if request.POST.get("assessment") and not preview:  # sent from an assessment's page: its rules decide
-        return submit_in_assessment(request, exercise, request.POST["assessment"], code, mode)
     if not preview and (held := lesson_use_refused(request.user, exercise.course, exercise.slug)):
         if wants_json:
             return JsonResponse({"error": held}, status=403)
@@ -194,7 +194,8 @@ def reveal_solution(request: HttpRequest, course_slug: str, lesson_slug: str, sl
 @require_GET
 def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
     submission = _get_submission_for_user(request, pk)
-    held = hold_until_done(request, submission, submission.poll_after_ms)  # ?wait=1: until the verdict, briefly
+    # ?wait=1: held until the verdict, briefly
+    held = hold_until_done(request, submission, submission.poll_after_ms)
     if held:
         submission = _get_submission_for_user(request, pk)
     return waited(JsonResponse(_status_payload(request, submission)), held)

@@ -119,12 +119,9 @@ def student(client, alice, course):
 
 
 def post_answer(client, slug: str, value, assessment: str = "odev"):
-    lesson = "first" if slug == "first-choice" else "second"
     field = "option" if slug == "first-choice" else "value"
     return client.post(
-        reverse("answer_question", args=["mini", lesson, slug]),
-        {field: value, "assessment": assessment},
-        follow=True,
+        reverse("assessment_answer", args=["mini", assessment, slug]), {field: value}, follow=True
     )
 
 
@@ -256,6 +253,20 @@ def test_answer_before_due_gets_full_credit_and_late_windows_give_theirs(student
     assert (item.score, item.credit, item.late) == (1.0, 0.5, True)  # 2 points × 0.5
 
 
+def test_an_answer_from_a_page_opened_before_the_assessment_addresses_is_passed_on(student, alice, homework):
+    """A page loaded before assessments had their own addresses posts to the lesson's answer
+    address with ``assessment=``: the browser is sent on (307, the same post) and it counts once."""
+    old_form = reverse("answer_question", args=["mini", "first", "first-choice"])
+    with time_machine.travel(at("2026-12-08 12:00"), tick=False):
+        response = student.post(old_form, {"option": "a", "assessment": "odev"})
+        assert response.status_code == 307
+        assert response["Location"] == reverse("assessment_answer", args=["mini", "odev", "first-choice"])
+        student.post(old_form, {"option": "a", "assessment": "odev"}, follow=True)
+    item = score_of(homework, alice, "first-choice")
+    assert (item.score, item.credit, item.late) == (1.0, 1.0, False)
+    assert HandIn.objects.filter(user=alice).count() == 1
+
+
 def test_code_received_before_due_but_graded_after_it_gets_full_credit(db, tmp_path, alice, client):
     root = tmp_path / "lab"
     shutil.copytree(FIXTURES / "lab", root)
@@ -271,16 +282,9 @@ def test_code_received_before_due_but_graded_after_it_gets_full_credit(db, tmp_p
     lab = Course.objects.get(slug="lab")
     lab.enroll(alice)
     client.force_login(alice)
-    url = reverse("submit_code", args=["lab", "lab", "attn"])
+    url = reverse("assessment_submit", args=["lab", "kod", "attn"])
     with time_machine.travel(at("2026-12-08 23:58:30"), tick=False):
-        client.post(
-            url,
-            {
-                "code": "def attention(Q, K, V, mask=None):\n    return V\n",
-                "mode": "submit",
-                "assessment": "kod",
-            },
-        )
+        client.post(url, {"code": "def attention(Q, K, V, mask=None):\n    return V\n", "mode": "submit"})
     [submission] = Submission.objects.filter(user=alice)
     assert submission.is_pending
     with time_machine.travel(at("2026-12-09 08:00"), tick=False):  # the queue was long
@@ -778,8 +782,7 @@ def test_status_poll_and_history_of_handed_in_code_follow_the_feedback_policy(
     code = "def attention(Q, K, V, mask=None):\n    return V\n"
     with time_machine.travel(at("2026-12-05 12:00"), tick=False):
         client.post(
-            reverse("submit_code", args=["lab", "lab", "attn"]),
-            {"code": code, "mode": "submit", "assessment": "kod"},
+            reverse("assessment_submit", args=["lab", "kod", "attn"]), {"code": code, "mode": "submit"}
         )
         [submission] = Submission.objects.filter(user=alice)
         tests = [
