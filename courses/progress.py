@@ -190,7 +190,7 @@ class ExerciseState:
 
     @property
     def status(self) -> str:
-        """ "solved", "tried" or "new", as the exercise's own box says it (grader.views.exercise_item_context)."""
+        """ "solved", "tried" or "new", as the exercise's own box says it (grader.items.exercise_item_context)."""
         counted = [row for row in self.submissions if row.counted]
         if any(row.verdict == Verdict.PASSED and not row.after_reveal for row in counted):
             return "solved"

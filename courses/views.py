@@ -19,9 +19,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.ratelimit import ANSWERS, WRONG_ENROLMENT_CODES, RateLimited
+from accounts.requests import AuthenticatedRequest
 from assessments.models import lesson_use_refused
 from assessments.overview import assessment_rows, student_overview
-from grader.views import exercise_item_context
+from grader.items import exercise_item_context
 from grader.waiting import hold_until_done, waited
 
 from . import pagecache
@@ -295,7 +296,7 @@ def lesson_complete(request: HttpRequest, course_slug: str, lesson_slug: str) ->
 
 
 @login_required
-def dashboard(request: HttpRequest) -> HttpResponse:
+def dashboard(request: AuthenticatedRequest) -> HttpResponse:
     """İlerlemem: per course, where to continue, what to do next, and every lesson's and item's score."""
     enrollments = Enrollment.objects.filter(user=request.user, course__retired=False).select_related("course")
     courses = [course_progress(request.user, enrollment.course) for enrollment in enrollments]
@@ -344,7 +345,8 @@ def _item_fragment(
     """The question's HTML fragment as the lesson page shows it, for the page's script. In the
     student preview the state is a fresh student's, with the preview answer ``shown`` if any."""
     if previewing:
-        state = QuestionState(question, [shown] if shown is not None else [])
+        # An AnswerPreview has the fields of an Attempt that the state reads.
+        state = QuestionState(question, [shown] if shown is not None else [])  # type: ignore[list-item]
     else:
         state = states_for(request.user, [question])[question.pk]
     context = {
@@ -419,6 +421,7 @@ def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, sl
         response["Retry-After"] = str(refused.retry_after)
         return response
     kind = get_kind(question.kind)
+    assert kind is not None  # _get_question_for_user: a 404 for a kind the site does not have
     previewing = _previewing(request, question)
     respond = partial(_item_response, request, question, previewing=previewing)
     if not previewing and (held := lesson_use_refused(request.user, question.course, question.slug)):

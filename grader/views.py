@@ -10,47 +10,15 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.ratelimit import SUBMISSIONS
+from accounts.requests import AuthenticatedRequest
 from assessments.feedback import hold_back_history, hold_back_status
 from assessments.models import lesson_use_refused
 from courses.models import Exercise
-from courses.reveal import may_reveal
 
 from .grading import SubmissionRefused, submit
-from .models import SolutionReveal, Submission, Verdict
+from .items import exercise_item_context
+from .models import SolutionReveal, Submission
 from .waiting import hold_until_done, waited
-
-
-def exercise_item_context(exercise: Exercise, user, preview: bool = False) -> dict:
-    """What the lesson page shows for an exercise: editor, latest result, sample solution.
-
-    ``preview``: an instructor's own unrecorded tries in the student preview (no reveal there)."""
-    submissions = (
-        Submission.objects.filter(user=user, exercise=exercise, preview=preview)
-        if user.is_authenticated
-        else Submission.objects.none()
-    )
-    latest = submissions.first()
-    counted = list(submissions.counted().values_list("verdict", "after_reveal"))
-    solved = (Verdict.PASSED, False) in counted
-    revealed = (
-        not preview
-        and user.is_authenticated
-        and SolutionReveal.objects.filter(user=user, exercise=exercise).exists()
-    )
-    return {
-        "exercise": exercise,
-        "latest": latest,
-        "code": latest.code if latest else exercise.starter_code,
-        "attempts": len(counted),
-        "solved": solved,
-        "show_solution": revealed,
-        "can_reveal": not preview
-        and not revealed
-        and bool(exercise.solution_code)
-        and may_reveal(exercise.reveal, attempts=len(counted), solved=solved),
-        "hints": exercise.misconception_hints,
-        "history_count": submissions.count(),
-    }
 
 
 def _get_exercise_for_user(
@@ -127,6 +95,7 @@ def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: 
     try:
         accepted = submit(request.user, exercise, code, mode, preview=preview)
     except SubmissionRefused as refused:
+        response: HttpResponse
         if wants_json:
             response = JsonResponse(
                 {"error": str(refused), "retry_after": refused.retry_after}, status=refused.status
@@ -178,7 +147,9 @@ def _status_payload(request, submission: Submission, reused: bool = False) -> di
 
 @login_required
 @require_POST
-def reveal_solution(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
+def reveal_solution(
+    request: AuthenticatedRequest, course_slug: str, lesson_slug: str, slug: str
+) -> HttpResponse:
     exercise = _get_exercise_for_user(request, course_slug, lesson_slug, slug)
     context = exercise_item_context(exercise, request.user)
     if held := lesson_use_refused(request.user, exercise.course, exercise.slug):
@@ -202,7 +173,7 @@ def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
 
 
 @login_required
-def history(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
+def history(request: AuthenticatedRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
     exercise = _get_exercise_for_user(request, course_slug, lesson_slug, slug)
     mine = Submission.objects.filter(user=request.user, exercise=exercise, preview=False)
     submissions = list(mine[:100])  # newest first
@@ -210,7 +181,8 @@ def history(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str)
     totals = dict(mine.order_by().values_list("mode").annotate(n=Count("pk")))
     seen: dict[str, int] = {}
     for submission in submissions:
-        submission.number = totals.get(submission.mode, 0) - seen.get(submission.mode, 0)
+        number = totals.get(submission.mode, 0) - seen.get(submission.mode, 0)
+        submission.number = number  # type: ignore[attr-defined]  # for the template
         seen[submission.mode] = seen.get(submission.mode, 0) + 1
     hold_back_history(request, submissions)  # an assessment's feedback policy
     hints = exercise.misconception_hints

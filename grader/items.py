@@ -1,0 +1,40 @@
+"""What a lesson page shows for an exercise, shared by the lesson page (courses) and the
+grader's own pages."""
+
+from courses.models import Exercise
+from courses.reveal import may_reveal
+
+from .models import SolutionReveal, Submission, Verdict
+
+
+def exercise_item_context(exercise: Exercise, user, preview: bool = False) -> dict:
+    """What the lesson page shows for an exercise: editor, latest result, sample solution.
+
+    ``preview``: an instructor's own unrecorded tries in the student preview (no reveal there)."""
+    submissions = (
+        Submission.objects.filter(user=user, exercise=exercise, preview=preview)
+        if user.is_authenticated
+        else Submission.objects.none()
+    )
+    latest = submissions.first()
+    counted = list(submissions.counted().values_list("verdict", "after_reveal"))
+    solved = (Verdict.PASSED, False) in counted
+    revealed = (
+        not preview
+        and user.is_authenticated
+        and SolutionReveal.objects.filter(user=user, exercise=exercise).exists()
+    )
+    return {
+        "exercise": exercise,
+        "latest": latest,
+        "code": latest.code if latest else exercise.starter_code,
+        "attempts": len(counted),
+        "solved": solved,
+        "show_solution": revealed,
+        "can_reveal": not preview
+        and not revealed
+        and bool(exercise.solution_code)
+        and may_reveal(exercise.reveal, attempts=len(counted), solved=solved),
+        "hints": exercise.misconception_hints,
+        "history_count": submissions.count(),
+    }
