@@ -16,5 +16,4 @@ urlpatterns = [
     path("", include("courses.urls")),
 ]
 
-handler404 = "courses.views.page_not_found"
 handler400 = "config.errors.bad_request"

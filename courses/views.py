@@ -1,20 +1,14 @@
-from collections.abc import Callable
 from functools import partial
-from typing import cast
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
-from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.safestring import mark_safe
-from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
@@ -22,14 +16,13 @@ from accounts.ratelimit import ANSWERS, WRONG_ENROLMENT_CODES, RateLimited
 from accounts.requests import AuthenticatedRequest
 from assessments.models import lesson_use_refused
 from assessments.overview import assessment_rows, student_overview
-from grader.items import exercise_item_context
 from grader.waiting import hold_until_done, waited
 
-from . import pagecache
 from .kinds import AnswerError, GraderFailed, NotGradable, get_kind
-from .models import AnswerPreview, Attempt, Course, Enrollment, Exercise, Lesson, LessonProgress, Question
+from .lessonpage import CONFIRM_REVEAL_PARAMETER, preview_note, render_lesson
+from .models import AnswerPreview, Attempt, Course, Enrollment, Lesson, LessonProgress, Question
 from .preview import preview_answer
-from .progress import course_progress, exercise_states
+from .progress import course_progress
 from .selftest import (
     AnsweringTooFast,
     AnswerPending,
@@ -41,9 +34,6 @@ from .selftest import (
     states_for,
     submit_answer,
 )
-
-# The lesson page asks to confirm showing this question's answer (the step without JavaScript).
-CONFIRM_REVEAL_PARAMETER = "cevabi-goster"
 
 
 def _get_course(slug: str) -> Course:
@@ -129,159 +119,6 @@ def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> H
     return render_lesson(request, lesson, enrolled=enrolled)
 
 
-def render_lesson(
-    request: HttpRequest,
-    lesson: Lesson,
-    *,
-    preview: bool = False,
-    shown: AnswerPreview | None = None,
-    enrolled: bool | None = None,
-) -> HttpResponse:
-    """The lesson page; ``preview`` shows it as a student sees it, recording nothing (with the
-    preview answer ``shown`` as its question's only answer: the page without JavaScript).
-
-    Its markup comes from the page cache (courses/pagecache.py): the lesson's frame, and each
-    item's fragment for the student's state, which costs two queries (answers; submissions and
-    reveals). Only a fragment not cached yet is rendered; a preview's items never are cached."""
-    course, user = lesson.course, request.user
-    if enrolled is None:
-        enrolled = course.is_enrolled(user)
-    recording = not preview and enrolled
-    progress = None if preview else LessonProgress.record_visit(user, lesson)
-    language = get_language()
-    version = pagecache.lesson_version(lesson)
-    frame = pagecache.lesson_frame(lesson, language)
-    items = frame.items
-    student = AnonymousUser() if preview else user
-    questions = states_for(student, [item for item in items if not item.is_exercise])
-    exercises = exercise_states(student, [item for item in items if item.is_exercise])
-    if preview and shown is not None and shown.question_id in questions:
-        questions[shown.question_id].attempts = [cast(Attempt, shown)]  # it reads like an attempt
-    confirming = request.GET.get(CONFIRM_REVEAL_PARAMETER, "") if recording else ""
-    statuses: list[str] = []
-    keys: list[str | None] = []
-    draws: list[Callable[[], str]] = []
-    pending = False
-    for item in items:
-        key = None
-        draw: Callable[[], str]
-        if item.is_exercise and preview:
-            # The instructor's own unrecorded tries: never cached.
-            ctx = exercise_item_context(item, user, preview=True)
-            status = "solved" if ctx["solved"] else "tried" if ctx["attempts"] else "new"
-            pending |= bool(ctx["latest"] and ctx["latest"].is_pending)
-            draw = partial(_exercise_html, item, ctx, recording=False, preview=True)
-        elif item.is_exercise:
-            exercise = exercises[item.pk]
-            status, can_reveal = exercise.status, exercise.can_reveal(item)
-            pending |= exercise.latest_pending
-            if not exercise.pending:  # a pending result says its place in the queue and the time
-                key = pagecache.item_key(
-                    item, version, language, [recording, exercise.revealed, can_reveal, exercise.submissions]
-                )
-            draw = partial(_student_exercise_html, item, user, recording=recording)
-        else:
-            state = questions[item.pk]
-            status, last = state.status, state.last_answer
-            pending |= bool(last and last.is_pending)
-            confirm = confirming == item.slug
-            note = (
-                _preview_note(shown) if preview and shown is not None and shown.question_id == item.pk else ""
-            )
-            if not preview and not state.pending and not (last and last.is_pending):
-                seed = (user.pk, item.course_id, item.slug)  # as selftest.item_context seeds the kind
-                answers = [(attempt.pk, attempt.status) for attempt in state.attempts]
-                key = pagecache.item_key(
-                    item,
-                    version,
-                    language,
-                    [
-                        recording,
-                        confirm,
-                        state.can_answer,
-                        state.can_reveal,
-                        answers,
-                        pagecache.kind_context_digest(item, version, seed),
-                    ],
-                )
-            draw = partial(
-                _question_html,
-                item,
-                state,
-                user,
-                recording=recording,
-                preview=preview,
-                confirm=confirm,
-                note=note,
-            )
-        statuses.append(status)
-        keys.append(key)
-        draws.append(draw)
-    cached = pagecache.get_items([key for key in keys if key])
-    fragments, fresh = [], {}
-    for key, draw in zip(keys, draws, strict=True):
-        fragment = cached.get(key) if key else None
-        if fragment is None:
-            fragment = draw()
-            if key:
-                fresh[key] = fragment
-        fragments.append(fragment)
-    pagecache.set_items(fresh)
-    done = bool(progress and progress.completed_at)
-    content = frame.assemble(fragments, statuses, done, footer=not preview)
-    return render(
-        request,
-        "courses/lesson.html",
-        {
-            "course": course,
-            "lesson": lesson,
-            "content": mark_safe(content.replace(pagecache.CSRF_SLOT, get_token(request))),
-            "pending": pending,
-            "preview": preview,
-        },
-    )
-
-
-def _question_html(
-    question: Question,
-    state: QuestionState,
-    user,
-    *,
-    recording: bool,
-    preview: bool,
-    confirm: bool,
-    note: str,
-) -> str:
-    """A question's markup on the lesson page (its forms hold pagecache.CSRF_SLOT)."""
-    ctx = {
-        **item_context(question, state, user, confirm_reveal=confirm),
-        "recording": recording,
-        "preview_mode": preview,
-        "preview": note,
-    }
-    return render_to_string(
-        "courses/question_item.html", {"question": question, "ctx": ctx, "csrf_token": pagecache.CSRF_SLOT}
-    )
-
-
-def _exercise_html(exercise: Exercise, ctx: dict, *, recording: bool, preview: bool) -> str:
-    """An exercise's markup on the lesson page (its forms hold pagecache.CSRF_SLOT)."""
-    return render_to_string(
-        "courses/exercise_item.html",
-        {
-            "exercise": exercise,
-            "ctx": ctx,
-            "recording": recording,
-            "preview": preview,
-            "csrf_token": pagecache.CSRF_SLOT,
-        },
-    )
-
-
-def _student_exercise_html(exercise: Exercise, user, *, recording: bool) -> str:
-    return _exercise_html(exercise, exercise_item_context(exercise, user), recording=recording, preview=False)
-
-
 @login_required
 @require_POST
 def lesson_complete(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
@@ -321,17 +158,6 @@ def _previewing(request, question: Question) -> bool:
     ) or not question.course.is_enrolled(request.user)
 
 
-def _preview_note(shown: AnswerPreview | None) -> str:
-    if shown is None or shown.status != AnswerPreview.Status.DONE:
-        return ""
-    verdict = (
-        _("Correct.")
-        if shown.correct
-        else _("Not quite: score %(score)d%%.") % {"score": round(shown.score * 100)}
-    )
-    return _("Preview (not recorded): %(verdict)s") % {"verdict": verdict}
-
-
 def _item_fragment(
     request,
     question: Question,
@@ -352,7 +178,7 @@ def _item_fragment(
     context = {
         **item_context(question, state, request.user, confirm_reveal=confirm_reveal),
         "error": error,
-        "preview": _preview_note(shown),
+        "preview": preview_note(shown),
         "draft": draft,
         "recording": not previewing,
         "preview_mode": previewing,
@@ -499,7 +325,3 @@ def attempt_status(request: HttpRequest, pk: int) -> JsonResponse:
     shown = answer if isinstance(answer, AnswerPreview) else None
     html = _item_fragment(request, answer.question, previewing=previewing, shown=shown)
     return JsonResponse({"status": answer.status, "html": html})
-
-
-def page_not_found(request: HttpRequest, exception=None) -> HttpResponse:
-    return render(request, "404.html", status=404)

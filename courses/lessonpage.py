@@ -1,0 +1,189 @@
+"""The lesson page as a student (or an instructor's preview) sees it, built from the page cache:
+used by the lesson view and by the instructors' preview."""
+
+from collections.abc import Callable
+from functools import partial
+from typing import cast
+
+from django.contrib.auth.models import AnonymousUser
+from django.http import HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
+from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
+
+from grader.items import exercise_item_context
+
+from . import pagecache
+from .models import AnswerPreview, Attempt, Exercise, Lesson, LessonProgress, Question
+from .progress import exercise_states
+from .selftest import QuestionState, item_context, states_for
+
+# The lesson page asks to confirm showing this question's answer (the step without JavaScript).
+CONFIRM_REVEAL_PARAMETER = "cevabi-goster"
+
+
+def render_lesson(
+    request: HttpRequest,
+    lesson: Lesson,
+    *,
+    preview: bool = False,
+    shown: AnswerPreview | None = None,
+    enrolled: bool | None = None,
+) -> HttpResponse:
+    """The lesson page; ``preview`` shows it as a student sees it, recording nothing (with the
+    preview answer ``shown`` as its question's only answer: the page without JavaScript).
+
+    Its markup comes from the page cache (courses/pagecache.py): the lesson's frame, and each
+    item's fragment for the student's state, which costs two queries (answers; submissions and
+    reveals). Only a fragment not cached yet is rendered; a preview's items never are cached."""
+    course, user = lesson.course, request.user
+    if enrolled is None:
+        enrolled = course.is_enrolled(user)
+    recording = not preview and enrolled
+    progress = None if preview else LessonProgress.record_visit(user, lesson)
+    language = get_language()
+    version = pagecache.lesson_version(lesson)
+    frame = pagecache.lesson_frame(lesson, language)
+    items = frame.items
+    student = AnonymousUser() if preview else user
+    questions = states_for(student, [item for item in items if not item.is_exercise])
+    exercises = exercise_states(student, [item for item in items if item.is_exercise])
+    if preview and shown is not None and shown.question_id in questions:
+        questions[shown.question_id].attempts = [cast(Attempt, shown)]  # it reads like an attempt
+    confirming = request.GET.get(CONFIRM_REVEAL_PARAMETER, "") if recording else ""
+    statuses: list[str] = []
+    keys: list[str | None] = []
+    draws: list[Callable[[], str]] = []
+    pending = False
+    for item in items:
+        key = None
+        draw: Callable[[], str]
+        if item.is_exercise and preview:
+            # The instructor's own unrecorded tries: never cached.
+            ctx = exercise_item_context(item, user, preview=True)
+            status = "solved" if ctx["solved"] else "tried" if ctx["attempts"] else "new"
+            pending |= bool(ctx["latest"] and ctx["latest"].is_pending)
+            draw = partial(exercise_html, item, ctx, recording=False, preview=True)
+        elif item.is_exercise:
+            exercise = exercises[item.pk]
+            status, can_reveal = exercise.status, exercise.can_reveal(item)
+            pending |= exercise.latest_pending
+            if not exercise.pending:  # a pending result says its place in the queue and the time
+                key = pagecache.item_key(
+                    item, version, language, [recording, exercise.revealed, can_reveal, exercise.submissions]
+                )
+            draw = partial(studentexercise_html, item, user, recording=recording)
+        else:
+            state = questions[item.pk]
+            status, last = state.status, state.last_answer
+            pending |= bool(last and last.is_pending)
+            confirm = confirming == item.slug
+            note = (
+                preview_note(shown) if preview and shown is not None and shown.question_id == item.pk else ""
+            )
+            if not preview and not state.pending and not (last and last.is_pending):
+                seed = (user.pk, item.course_id, item.slug)  # as selftest.item_context seeds the kind
+                answers = [(attempt.pk, attempt.status) for attempt in state.attempts]
+                key = pagecache.item_key(
+                    item,
+                    version,
+                    language,
+                    [
+                        recording,
+                        confirm,
+                        state.can_answer,
+                        state.can_reveal,
+                        answers,
+                        pagecache.kind_context_digest(item, version, seed),
+                    ],
+                )
+            draw = partial(
+                question_html,
+                item,
+                state,
+                user,
+                recording=recording,
+                preview=preview,
+                confirm=confirm,
+                note=note,
+            )
+        statuses.append(status)
+        keys.append(key)
+        draws.append(draw)
+    cached = pagecache.get_items([key for key in keys if key])
+    fragments, fresh = [], {}
+    for key, draw in zip(keys, draws, strict=True):
+        fragment = cached.get(key) if key else None
+        if fragment is None:
+            fragment = draw()
+            if key:
+                fresh[key] = fragment
+        fragments.append(fragment)
+    pagecache.set_items(fresh)
+    done = bool(progress and progress.completed_at)
+    content = frame.assemble(fragments, statuses, done, footer=not preview)
+    return render(
+        request,
+        "courses/lesson.html",
+        {
+            "course": course,
+            "lesson": lesson,
+            "content": mark_safe(content.replace(pagecache.CSRF_SLOT, get_token(request))),
+            "pending": pending,
+            "preview": preview,
+        },
+    )
+
+
+def question_html(
+    question: Question,
+    state: QuestionState,
+    user,
+    *,
+    recording: bool,
+    preview: bool,
+    confirm: bool,
+    note: str,
+) -> str:
+    """A question's markup on the lesson page (its forms hold pagecache.CSRF_SLOT)."""
+    ctx = {
+        **item_context(question, state, user, confirm_reveal=confirm),
+        "recording": recording,
+        "preview_mode": preview,
+        "preview": note,
+    }
+    return render_to_string(
+        "courses/question_item.html", {"question": question, "ctx": ctx, "csrf_token": pagecache.CSRF_SLOT}
+    )
+
+
+def exercise_html(exercise: Exercise, ctx: dict, *, recording: bool, preview: bool) -> str:
+    """An exercise's markup on the lesson page (its forms hold pagecache.CSRF_SLOT)."""
+    return render_to_string(
+        "courses/exercise_item.html",
+        {
+            "exercise": exercise,
+            "ctx": ctx,
+            "recording": recording,
+            "preview": preview,
+            "csrf_token": pagecache.CSRF_SLOT,
+        },
+    )
+
+
+def studentexercise_html(exercise: Exercise, user, *, recording: bool) -> str:
+    return exercise_html(exercise, exercise_item_context(exercise, user), recording=recording, preview=False)
+
+
+def preview_note(shown: AnswerPreview | None) -> str:
+    if shown is None or shown.status != AnswerPreview.Status.DONE:
+        return ""
+    verdict = (
+        _("Correct.")
+        if shown.correct
+        else _("Not quite: score %(score)d%%.") % {"score": round(shown.score * 100)}
+    )
+    return _("Preview (not recorded): %(verdict)s") % {"verdict": verdict}
