@@ -23,6 +23,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from courses.kinds import get_kind
+from courses.lessonpage import render_lesson
 from courses.models import AnswerPreview, Course, Enrollment
 from grader import itemcheck
 from grader import regrade as regrades
@@ -351,8 +352,6 @@ def regrade_detail(request: HttpRequest, course_slug: str, pk: int) -> HttpRespo
 
 @login_required
 def lesson_preview(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
-    from courses.views import render_lesson
-
     course = _get_course_for_instructor(request, course_slug)
     lesson = get_object_or_404(course.lessons.active(), slug=lesson_slug)
     # ?onizleme=<id>: the instructor's preview answer to one question, checking or checked.
