@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import models, transaction
+from django.tasks import task
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 from django.utils.translation import gettext
@@ -443,8 +444,6 @@ class AssessmentSession(models.Model):
         there: a task for the workers, run at the deadline once this transaction commits."""
         if not self.assessment.is_exam:
             return
-        from .tasks import close_exam  # the task module imports this one
-
         session_id, deadline = self.pk, self.deadline
         transaction.on_commit(lambda: close_exam.using(run_after=deadline).enqueue(session_id))
 
@@ -631,3 +630,16 @@ def lesson_use_refused(user, course, slug: str, now: datetime | None = None) -> 
                 "closes": timezone.localtime(windows.closes).strftime("%d.%m.%Y %H:%M"),
             }
     return None
+
+
+@task(queue_name="default")
+def close_exam(session_id: int) -> str:
+    """Hand in an exam whose time is over (scheduled at its deadline); idempotent. A deadline
+    moved later since (extra time) leaves the exam running: its own task closes it then."""
+    session = AssessmentSession.objects.select_related("assessment", "user").filter(pk=session_id).first()
+    if session is None or session.submitted_at is not None:
+        return "already handed in"
+    if timezone.now() < session.deadline:
+        return "not over yet"
+    session.hand_in()
+    return "handed in"
