@@ -17,10 +17,12 @@ test: setup lint
 	@$(PY) -m pytest
 	@$(MAKE) --no-print-directory test-postgres
 
-# Lint, format and types: ruff over the whole tree, mypy (grader.core strictly).
+# Lint, format, types and layering: ruff over the whole tree, mypy with Django's plugin
+# (grader.core strictly), and the import contracts of docs/architecture.md.
 lint: setup
 	@echo "==> ruff check and ruff format --check"; .venv/bin/ruff check --quiet . && .venv/bin/ruff format --check --quiet .
 	@echo "==> Type check (mypy)"; $(PY) -m mypy
+	@echo "==> Import contracts (lint-imports)"; .venv/bin/lint-imports --no-cache
 
 test-postgres: setup
 	@url=$$(scripts/postgres.sh start) || exit 1; \

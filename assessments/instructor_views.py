@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from instructors.views import _csv_cell as csv_cell
+from instructors.spreadsheet import csv_cell
 
 from .models import Assessment, ExamLogEntry, ManualScore, ManualScoreChange, StudentOverride
 from .scoring import enrolled_students, student_scores

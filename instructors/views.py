@@ -31,6 +31,7 @@ from grader.models import Regrade, Submission, Verdict
 
 from . import stats
 from .gradebook import SORTS, Order, Students, kept_scores
+from .spreadsheet import csv_cell
 
 
 def _get_course_for_instructor(request: HttpRequest, slug: str) -> Course:
@@ -142,12 +143,6 @@ def _cells_shown(course: Course, items: list, row: stats.Row) -> list[dict]:
     return cells
 
 
-def _csv_cell(value: str) -> str:
-    # A cell starting with = + - @ is a formula to spreadsheet programs; a leading quote
-    # keeps a student's chosen name from running as one.
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
-
-
 class _Line:
     """A file-like object for csv.writer that hands back the line just written."""
 
@@ -190,8 +185,8 @@ def gradebook_csv(request: HttpRequest, course_slug: str, excel: bool = False) -
                 last = activity.get(user_id)
                 yield writer.writerow(
                     [
-                        _csv_cell(user.username),
-                        _csv_cell(user.email),
+                        csv_cell(user.username),
+                        csv_cell(user.email),
                         timezone.localtime(enrolment.created_at).date().isoformat(),
                         timezone.localtime(last).isoformat(timespec="minutes") if last else "",
                         number(sum(score or 0.0 for score in kept)),
