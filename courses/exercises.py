@@ -14,6 +14,7 @@ from grader.core import (
     save_bundle,
 )
 
+from . import catalogue
 from .authoring import CourseSource, Problem
 from .kinds import get_kind
 
@@ -83,6 +84,7 @@ def _check_exercise(source: CourseSource, exercise, *, build: bool) -> list[Prob
         )
     for variant in exercise.misconceptions:
         result = grade(variant["source"], spec, cases, ref)
+        catalogue.record(exercise, variant["tag"], result)  # for validate_course's report
         caught = any(t.hidden and not t.passed for t in result.tests)
         if result.verdict == Verdict.PASSED or not caught:
             problems.append(
