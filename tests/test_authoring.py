@@ -1,6 +1,7 @@
 """Course files: validation names file and line, import is idempotent and never loses data."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,24 @@ def test_removed_lesson_and_question_are_retired_not_deleted(mini_course, mini_c
     import_course(mini_course_dir)
     second.refresh_from_db()
     assert not second.retired
+
+
+@pytest.mark.sandbox
+def test_validate_json_says_what_each_catalogued_variant_breaks(tmp_path, capsys):
+    """An exercise with weight probes and a property: validate_course --json adds, per known-wrong
+    variant, the properties it breaks and the probe's diagnoses (its other keys unchanged)."""
+    root = tmp_path / "lab"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lab", root)
+    toml = root / "01-lab" / "attn" / "exercise.toml"
+    toml.write_text(
+        toml.read_text(encoding="utf-8")
+        + '\n[[probes]]\nbase = "*"\nvalues = "V"\nkeys = "K"\n\n[[properties]]\nkind = "permute_keys"\nbase = "*"\n',
+        encoding="utf-8",
+    )
+    call_command("validate_course", str(root), "--json")
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["problems"] == []
+    [entry] = summary["misconceptions"]
+    assert (entry["exercise"], entry["tag"]) == ("attn", "no-scaling")
+    assert entry["properties_broken"] == []  # a forgotten scaling keeps keys and values paired
+    assert entry["diagnoses"] == ["temperature_sqrt_dk"]  # "about 2× too peaked: √d_k = 2"
