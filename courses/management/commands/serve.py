@@ -62,7 +62,18 @@ class Command(BaseCommand):
         env = {"DIKKAT_GRADER_POOL": "1", **os.environ}
 
         def start(name: str, cmd: list[str]) -> None:
-            processes[name] = (cmd, subprocess.Popen(cmd, cwd=settings.BASE_DIR, env=env))
+            # Each in a process group of its own: a Ctrl-C reaches only us, and stopping a group
+            # also stops what its leader started (gunicorn's workers) should the leader go first.
+            processes[name] = (
+                cmd,
+                subprocess.Popen(cmd, cwd=settings.BASE_DIR, env=env, start_new_session=True),
+            )
+
+        def signal_group(process: subprocess.Popen, signum: int) -> None:
+            try:
+                os.killpg(process.pid, signum)
+            except ProcessLookupError:
+                pass  # the whole group is gone
 
         stopping = False
 
@@ -98,13 +109,15 @@ class Command(BaseCommand):
                         start(name, cmd)
         finally:
             for _cmd, process in processes.values():
-                if process.poll() is None:
-                    process.terminate()
+                signal_group(process, signal.SIGTERM)
             deadline = time.monotonic() + 10
             for _cmd, process in processes.values():
                 try:
                     process.wait(timeout=max(0.1, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+                    pass
+                # Whatever of the group is still there (a web worker stuck in a thread, say) would
+                # keep the port: it is killed, not left behind.
+                signal_group(process, signal.SIGKILL)
+                process.wait()
             self.stdout.write("Stopped.")
