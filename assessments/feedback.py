@@ -34,6 +34,33 @@ def shown_for_submissions(user, submissions: list[Submission]) -> dict[int, str]
     return shown
 
 
+def held_back_work(user, course) -> tuple[set[int], set[int]]:
+    """(answer ids, submission ids) of ``user``'s work handed in to ``course``'s assessments that
+    keep any feedback back right now. The lesson pages, their status polls and İlerlemem leave
+    them out: the answer to an exam question must not show on its lesson page before the
+    assessment lets it. One query when nothing is held back."""
+    answers: set[int] = set()
+    submissions: set[int] = set()
+    if not user.is_authenticated:
+        return answers, submissions
+    hand_ins = (
+        HandIn.objects.filter(user=user, assessment__course=course)
+        .exclude(assessment__feedback=Assessment.Feedback.IMMEDIATE)
+        .select_related("assessment")
+    )
+    shown: dict[int, str] = {}
+    for hand_in in hand_ins:
+        if hand_in.assessment_id not in shown:
+            shown[hand_in.assessment_id] = hand_in.assessment.feedback_shown(user)
+        if shown[hand_in.assessment_id] == "full":
+            continue
+        if hand_in.attempt_id is not None:
+            answers.add(hand_in.attempt_id)
+        if hand_in.submission_id is not None:
+            submissions.add(hand_in.submission_id)
+    return answers, submissions
+
+
 def _held_back_html(request: HttpRequest, submission: Submission, shown: str) -> str:
     failing = sum(1 for test in submission.tests or [] if not test.get("passed"))
     return render_to_string(

@@ -1,7 +1,7 @@
 """The lesson page as a student (or an instructor's preview) sees it, built from the page cache:
 used by the lesson view and by the instructors' preview."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import partial
 from typing import cast
 
@@ -14,6 +14,7 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
+from assessments.feedback import held_back_work
 from grader.items import exercise_item_context
 
 from . import pagecache
@@ -49,8 +50,10 @@ def render_lesson(
     frame = pagecache.lesson_frame(lesson, language)
     items = frame.items
     student = AnonymousUser() if preview else user
-    questions = states_for(student, [item for item in items if not item.is_exercise])
-    exercises = exercise_states(student, [item for item in items if item.is_exercise])
+    # Work handed in to an assessment that keeps its feedback back is not the lesson's to show.
+    hidden = ((), ()) if preview else held_back_work(user, course)
+    questions = states_for(student, [item for item in items if not item.is_exercise], hidden[0])
+    exercises = exercise_states(student, [item for item in items if item.is_exercise], hidden[1])
     if preview and shown is not None and shown.question_id in questions:
         questions[shown.question_id].attempts = [cast(Attempt, shown)]  # it reads like an attempt
     confirming = request.GET.get(CONFIRM_REVEAL_PARAMETER, "") if recording else ""
@@ -75,7 +78,7 @@ def render_lesson(
                 key = pagecache.item_key(
                     item, version, language, [recording, exercise.revealed, can_reveal, exercise.submissions]
                 )
-            draw = partial(studentexercise_html, item, user, recording=recording)
+            draw = partial(student_exercise_html, item, user, recording=recording, hidden=hidden[1])
         else:
             state = questions[item.pk]
             status, last = state.status, state.last_answer
@@ -174,8 +177,9 @@ def exercise_html(exercise: Exercise, ctx: dict, *, recording: bool, preview: bo
     )
 
 
-def studentexercise_html(exercise: Exercise, user, *, recording: bool) -> str:
-    return exercise_html(exercise, exercise_item_context(exercise, user), recording=recording, preview=False)
+def student_exercise_html(exercise: Exercise, user, *, recording: bool, hidden: Collection[int] = ()) -> str:
+    ctx = exercise_item_context(exercise, user, hidden=hidden)
+    return exercise_html(exercise, ctx, recording=recording, preview=False)
 
 
 def preview_note(shown: AnswerPreview | None) -> str:

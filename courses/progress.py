@@ -6,6 +6,7 @@ sent after seeing the sample solution scoring 0.
 """
 
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple, cast
@@ -18,6 +19,9 @@ from grader.models import NOT_COUNTED, SolutionReveal, Submission, Verdict
 from .models import Course, Exercise, LessonProgress
 from .reveal import may_reveal
 from .selftest import states_for
+
+# (answer ids, submission ids) of work a page must leave out: see assessments.feedback.held_back_work.
+HiddenWork = tuple[Collection[int], Collection[int]]
 
 
 @dataclass
@@ -99,13 +103,14 @@ class CourseProgress:
         return None
 
 
-def course_progress(user, course: Course) -> CourseProgress:
+def course_progress(user, course: Course, hidden: HiddenWork = ((), ())) -> CourseProgress:
+    """``hidden``: (answer ids, submission ids) left out, as on the lesson pages."""
     lessons = list(course.active_lessons())
     visits = {p.lesson_id: p for p in LessonProgress.objects.filter(user=user, lesson__in=lessons)}
     items_by_lesson = {lesson.pk: lesson.items() for lesson in lessons}
     questions = [item for items in items_by_lesson.values() for item in items if not item.is_exercise]
-    states = states_for(user, questions)
-    exercise_scores = _exercise_scores(user, course)
+    states = states_for(user, questions, hidden[0])
+    exercise_scores = _exercise_scores(user, course, hidden[1])
     rows = []
     for lesson in lessons:
         visit = visits.get(lesson.pk)
@@ -131,11 +136,16 @@ def course_progress(user, course: Course) -> CourseProgress:
     return CourseProgress(course, rows)
 
 
-def _exercise_scores(user, course: Course) -> dict[int, tuple[float | None, bool, bool]]:
+def _exercise_scores(
+    user, course: Course, hidden: Collection[int] = ()
+) -> dict[int, tuple[float | None, bool, bool]]:
     """exercise id -> (score under the course's policy, solved, tried)."""
     counted = defaultdict(list)
     rows = (
-        Submission.objects.counted().filter(user=user, exercise__course=course).order_by("created_at", "pk")
+        Submission.objects.counted()
+        .filter(user=user, exercise__course=course)
+        .exclude(pk__in=hidden)
+        .order_by("created_at", "pk")
     )
     for exercise_id, score, verdict, after_reveal in rows.values_list(
         "exercise_id", "score", "verdict", "after_reveal"
@@ -211,15 +221,17 @@ PENDING = (Submission.Status.QUEUED, Submission.Status.RUNNING)
 _REVEALED = "revealed"
 
 
-def exercise_states(user, exercises) -> dict[int, ExerciseState]:
+def exercise_states(user, exercises, hidden: Collection[int] = ()) -> dict[int, ExerciseState]:
     """Every exercise's state for ``user`` in one query: their submissions (not instructor
-    previews) and sample-solution reveals, as one UNION of compact rows."""
+    previews, not those in ``hidden``) and sample-solution reveals, as one UNION of compact rows."""
     states = {exercise.pk: ExerciseState() for exercise in exercises}
     if not user.is_authenticated or not states:
         return states
     ids = list(states)
-    submissions = Submission.objects.filter(user=user, exercise__in=ids, preview=False).values_list(
-        "exercise_id", *SubmissionRow._fields
+    submissions = (
+        Submission.objects.filter(user=user, exercise__in=ids, preview=False)
+        .exclude(pk__in=hidden)
+        .values_list("exercise_id", *SubmissionRow._fields)
     )
     reveals = SolutionReveal.objects.filter(user=user, exercise__in=ids).values_list(
         "exercise_id",

@@ -3,6 +3,7 @@
 Kept apart from the views so the web and `manage.py answer` grade exactly the same way.
 """
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -97,12 +98,15 @@ class QuestionState:
         return "tried" if self.answers else "new"
 
 
-def states_for(user, questions) -> dict[int, QuestionState]:
+def states_for(user, questions, hidden: Collection[int] = ()) -> dict[int, QuestionState]:
+    """Each question's state for ``user``; the answers in ``hidden`` are left out (work handed in
+    to an assessment that keeps its feedback back: the lesson must not show it)."""
     states = {q.pk: QuestionState(q) for q in questions}
     if user.is_authenticated and states:
-        for attempt in Attempt.objects.filter(user=user, question__in=list(states)).order_by(
-            "created_at", "pk"
-        ):
+        attempts = Attempt.objects.filter(user=user, question__in=list(states))
+        if hidden:
+            attempts = attempts.exclude(pk__in=hidden)
+        for attempt in attempts.order_by("created_at", "pk"):
             states[attempt.question_id].attempts.append(attempt)
     return states
 

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.ratelimit import ANSWERS, WRONG_ENROLMENT_CODES, RateLimited
 from accounts.requests import AuthenticatedRequest
+from assessments.feedback import held_back_work
 from assessments.models import lesson_use_refused
 from assessments.overview import assessment_rows, student_overview
 from grader.waiting import hold_until_done, waited
@@ -136,7 +137,10 @@ def lesson_complete(request: HttpRequest, course_slug: str, lesson_slug: str) ->
 def dashboard(request: AuthenticatedRequest) -> HttpResponse:
     """İlerlemem: per course, where to continue, what to do next, and every lesson's and item's score."""
     enrollments = Enrollment.objects.filter(user=request.user, course__retired=False).select_related("course")
-    courses = [course_progress(request.user, enrollment.course) for enrollment in enrollments]
+    courses = [
+        course_progress(request.user, enrollment.course, held_back_work(request.user, enrollment.course))
+        for enrollment in enrollments
+    ]
     assessments = student_overview(request.user, [p.course for p in courses])
     return render(request, "courses/dashboard.html", {"courses": courses, "assessments": assessments})
 
@@ -174,7 +178,8 @@ def _item_fragment(
         # An AnswerPreview has the fields of an Attempt that the state reads.
         state = QuestionState(question, [shown] if shown is not None else [])  # type: ignore[list-item]
     else:
-        state = states_for(request.user, [question])[question.pk]
+        hidden, _submissions = held_back_work(request.user, question.course)
+        state = states_for(request.user, [question], hidden)[question.pk]
     context = {
         **item_context(question, state, request.user, confirm_reveal=confirm_reveal),
         "error": error,
@@ -322,6 +327,8 @@ def attempt_status(request: HttpRequest, pk: int) -> JsonResponse:
         answer.refresh_from_db()
     if answer.is_pending:  # the page keeps its "checking" box: nothing to render yet
         return waited(JsonResponse({"status": answer.status}), held)
+    if not previewing and answer.pk in held_back_work(request.user, answer.question.course)[0]:
+        return JsonResponse({"status": answer.status})  # its assessment keeps the feedback back
     shown = answer if isinstance(answer, AnswerPreview) else None
     html = _item_fragment(request, answer.question, previewing=previewing, shown=shown)
     return JsonResponse({"status": answer.status, "html": html})

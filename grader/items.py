@@ -1,18 +1,23 @@
 """What a lesson page shows for an exercise, shared by the lesson page (courses) and the
 grader's own pages."""
 
+from collections.abc import Collection
+
 from courses.models import Exercise
 from courses.reveal import may_reveal
 
 from .models import SolutionReveal, Submission, Verdict
 
 
-def exercise_item_context(exercise: Exercise, user, preview: bool = False) -> dict:
+def exercise_item_context(
+    exercise: Exercise, user, preview: bool = False, hidden: Collection[int] = ()
+) -> dict:
     """What the lesson page shows for an exercise: editor, latest result, sample solution.
 
-    ``preview``: an instructor's own unrecorded tries in the student preview (no reveal there)."""
+    ``preview``: an instructor's own unrecorded tries in the student preview (no reveal there).
+    ``hidden``: submissions left out (handed in to an assessment that keeps feedback back)."""
     submissions = (
-        Submission.objects.filter(user=user, exercise=exercise, preview=preview)
+        Submission.objects.filter(user=user, exercise=exercise, preview=preview).exclude(pk__in=hidden)
         if user.is_authenticated
         else Submission.objects.none()
     )

@@ -617,6 +617,32 @@ def test_an_open_exams_items_cannot_be_answered_or_revealed_on_their_lesson_page
     assert Attempt.objects.filter(user=alice).count() == 1
 
 
+def _box(page: str, slug: str) -> str:
+    """The words of one question's box on the lesson page."""
+    box = re.search(rf'id="q-{slug}".*?</article>', page, re.S)
+    assert box is not None
+    return " ".join(re.sub(r"<[^>]+>", " ", box.group()).split())
+
+
+def test_an_exams_answers_show_on_their_lesson_page_only_once_its_feedback_is_out(student, alice, exam):
+    """An after_close exam keeps its feedback back: a second tab with the lesson, İlerlemem and
+    the answer's status poll say nothing of whether the exam answer was right until it closes."""
+    with time_machine.travel(at("2026-12-15 10:05"), tick=False):
+        start(student)
+        post_answer(student, "n1", "7", assessment="sinav")  # wrong
+        [answer] = Attempt.objects.filter(user=alice)
+        lesson = student.get(reverse("lesson", args=["mini", "second"])).text
+        box = _box(lesson, "n1")
+        assert "✗" not in box and "yanlış" not in box.lower() and "Henüz değil" not in box
+        progress = student.get(reverse("dashboard")).text
+        assert "yanlış" not in progress.lower()
+        status = student.get(reverse("attempt_status", args=[answer.pk])).json()
+        assert status == {"status": "done"}  # no fragment with the feedback
+    with time_machine.travel(at("2026-12-15 12:30"), tick=False):  # closed: the feedback is out
+        lesson = student.get(reverse("lesson", args=["mini", "second"])).text
+        assert "✗" in _box(lesson, "n1") or "yanlış" in _box(lesson, "n1").lower()
+
+
 # -- İlerlemem (the student dashboard) -------------------------------------------------------------
 
 
@@ -794,6 +820,8 @@ def test_status_poll_and_history_of_handed_in_code_follow_the_feedback_policy(
         )
         status = client.get(reverse("submission_status", args=[submission.pk])).json()
         history = client.get(reverse("submission_history", args=["lab", "lab", "attn"])).text
+        lesson = client.get(reverse("lesson", args=["lab", "lab"])).text
+    assert "wrong-case-name" not in lesson and "right-case-name" not in lesson  # not the lesson's to show
     for html in (status["html"], history):
         text = " ".join(re.sub(r"<[^>]+>", " ", html).split())
         assert shown in text

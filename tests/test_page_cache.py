@@ -17,9 +17,10 @@ from grader.models import SolutionReveal, Submission, Verdict
 
 pytestmark = pytest.mark.django_db
 
-# Session, user, the lesson with its course and the enrolment, the visit, the student's answers,
-# the student's submissions and reveals, and the header's "Instructor" link (base.html).
-QUERIES_FOR_A_CACHED_LESSON = 7
+# Session, user, the lesson with its course and the enrolment, the visit, the student's work
+# handed in to assessments that keep feedback back (left out), the student's answers, the
+# student's submissions and reveals, and the header's "Instructor" link (base.html).
+QUERIES_FOR_A_CACHED_LESSON = 8
 
 
 @pytest.fixture(autouse=True)
