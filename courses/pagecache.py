@@ -62,10 +62,11 @@ def fingerprint() -> str:
     digest = hashlib.sha256()
     globs = (
         "templates/**/*.html",
+        "*/locale/**/*.mo",  # each app's translations (grader.core's feedback messages too)
         "locale/**/*.mo",
         "courses/**/*.py",
-        "grader/views.py",
-        "grader/models.py",
+        "grader/**/*.py",  # the exercise box, feedback tags and messages
+        "assessments/**/*.py",
     )
     for pattern in globs:
         for path in sorted(base.glob(pattern)):

@@ -171,6 +171,7 @@ class SubmissionRow(NamedTuple):
     score: float | None
     after_reveal: bool
     mode: str
+    graded_hash: str  # changes when a regrade is applied (the cached box must follow it)
 
     @property
     def counted(self) -> bool:
@@ -241,6 +242,7 @@ def exercise_states(user, exercises, hidden: Collection[int] = ()) -> dict[int, 
         Value("", output_field=CharField()),
         Value(None, output_field=FloatField()),
         Value(False, output_field=BooleanField()),
+        Value("", output_field=CharField()),
         Value("", output_field=CharField()),
     )
     rows = submissions.order_by().union(reveals.order_by(), all=True)
