@@ -157,9 +157,13 @@ class JobQuerySet(models.QuerySet):
 
     def requeue(self, pks: Iterable[int]) -> int:
         """Queue again jobs that ended failed or still wait (a running one is left to its
-        worker or the sweeper); returns how many were queued."""
+        worker or the sweeper), each with a fresh count of tries; returns how many were queued."""
         ids = list(self.filter(pk__in=list(pks), status__in=(QUEUED, FAILED)).values_list("pk", flat=True))
-        self.filter(pk__in=ids).update(status=QUEUED, finished_at=None, enqueued_at=timezone.now())
+        # The status again in the UPDATE: a job a worker claimed meanwhile stays its. (Its task,
+        # sent below all the same, finds nothing queued to claim.)
+        self.filter(pk__in=ids, status__in=(QUEUED, FAILED)).update(
+            status=QUEUED, finished_at=None, enqueued_at=timezone.now(), tries=0, last_error=""
+        )
         model = self.model
 
         def send_all() -> None:
