@@ -726,7 +726,15 @@ def grade(
     try:
         run = execute(source, spec, cases, _phases(cases, only_visible))
         result = evaluate(_only(run, cases, derived=False), source, spec, cases, ref)
-        _teach(run, source, spec, cases, ref, result)
+        if result.verdict in _RUN_STOPPERS and any(case.base is not None for case in cases):
+            # A hang or a blow-up in a derived case (they run in the visible phase, before any
+            # hidden input exists) must not cost the author's cases their results: those are
+            # graded again in a run of their own, and nothing is taught from the first.
+            cases = [case for case in cases if case.base is None]
+            run = execute(source, spec, cases, _phases(cases, only_visible))
+            result = evaluate(run, source, spec, cases, ref)
+        else:
+            _teach(run, source, spec, cases, ref, result)
     except SandboxUnavailable:
         raise
     except Exception:  # noqa: BLE001 -- any fault of ours is an internal error, never the student's
@@ -738,6 +746,10 @@ def grade(
         log.error("internal error: %s", run.outcome.log_tail)
     result.duration_ms = int((time.monotonic() - started) * 1000)
     return result
+
+
+# Verdicts that end the whole run, so that cases after the one running get no result.
+_RUN_STOPPERS = (Verdict.TIMEOUT, Verdict.MEMORY_LIMIT, Verdict.OUTPUT_LIMIT)
 
 
 def _only(run: ProgramRun, cases: list[Case], *, derived: bool) -> ProgramRun:

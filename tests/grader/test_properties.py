@@ -328,3 +328,18 @@ def test_a_hang_in_a_hidden_probe_never_costs_a_real_case_its_result(attention_f
     assert [t.name for t in result.tests if t.probe is not None] == [
         "ornek"
     ]  # the hidden probes never finished
+
+
+@pytest.mark.sandbox
+def test_a_hang_in_a_visible_probe_never_costs_the_hidden_cases_their_results(attention_function):
+    """The visible probe runs before any hidden input exists, in the same time budget: a program
+    that hangs only on it still gets every author's case graded (in a run without derived cases)."""
+    import dataclasses
+
+    from grader.core import Limits, grade
+
+    hangs_on_every_probe = HANGS_ON_HIDDEN_PROBES.replace("Q.shape != (2, 4) and ", "")
+    spec = dataclasses.replace(attention_function.spec, limits=Limits(cpu_seconds=1, wall_seconds=2))
+    result = grade(hangs_on_every_probe, spec, attention_function.cases, attention_function.ref)
+    assert result.verdict == Verdict.PASSED and result.score == 1.0
+    assert all(t.probe is None for t in result.tests)  # nothing is taught from the run that hung
