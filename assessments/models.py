@@ -255,19 +255,19 @@ class Assessment(models.Model):
             return session
 
     def _check_password(self, user, password: str, now: datetime) -> None:
-        """Refused for a wrong password, and for any password after WRONG_PASSWORDS wrong ones
-        within an hour (counted per student and assessment in the rate limits' shared counters:
-        a class behind one address does not lock itself out)."""
+        """Refused for a wrong password, and for any password after WRONG_PASSWORDS tries within
+        an hour (counted per student and assessment in the rate limits' shared counters: a class
+        behind one address does not lock itself out). Every try is counted before the password
+        is compared, so that tries sent at once cannot all slip under the limit."""
         key = f"assessment-password:{self.pk}:{user.pk}"
-        wrong, window_end = RateCounter.current(key)
-        if wrong >= WRONG_PASSWORDS and window_end is not None:
+        tries, window_end = RateCounter.add_one(key, timedelta(hours=1))
+        if tries > WRONG_PASSWORDS:
             wait = human_duration(max(1, math.ceil((window_end - now).total_seconds())))
             raise Refused(
                 gettext("Too many wrong passwords. Try again in %(duration)s, or ask your instructor.")
                 % {"duration": wait}
             )
         if not constant_time_compare(password, self.password):
-            RateCounter.add_one(key, timedelta(hours=1))
             raise Refused(gettext("That password is not right. Ask your instructor for it."))
 
     def deadline_for(
