@@ -81,7 +81,10 @@ def test_ctrl_c_stops_the_web_server_and_leaves_nothing_on_the_port(tmp_path):
         assert serve.wait(timeout=30) == 0
         assert _processes_mentioning(bind) == []
         with socket.socket() as again:
-            again.bind(("127.0.0.1", port))  # free
+            # As a server binds (gunicorn too): a closed connection's TIME_WAIT is no listener.
+            again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            again.bind(("127.0.0.1", port))
+            again.listen()  # nothing else listens on it
     finally:
         if serve.poll() is None:
             os.killpg(serve.pid, signal.SIGKILL)
