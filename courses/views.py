@@ -7,7 +7,7 @@ from django.db.models import Exists, OuterRef
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
@@ -237,7 +237,10 @@ def _item_response(
 @require_POST
 def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
     if request.POST.get("assessment"):  # a page from before assessments had their own address
-        url = reverse("assessment_answer", args=[course_slug, request.POST["assessment"], slug])
+        try:
+            url = reverse("assessment_answer", args=[course_slug, request.POST["assessment"], slug])
+        except NoReverseMatch:
+            raise Http404 from None  # not an assessment's slug: a tampered form
         return HttpResponseRedirect(url, status=307)  # the browser posts the same form there
     question = _get_question_for_user(request, course_slug, lesson_slug, slug)
     try:

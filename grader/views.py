@@ -2,10 +2,10 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
@@ -68,7 +68,10 @@ STATUS_DEFERRED = (
 @require_POST
 def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
     if request.POST.get("assessment"):  # a page from before assessments had their own address
-        url = reverse("assessment_submit", args=[course_slug, request.POST["assessment"], slug])
+        try:
+            url = reverse("assessment_submit", args=[course_slug, request.POST["assessment"], slug])
+        except NoReverseMatch:
+            raise Http404 from None  # not an assessment's slug: a tampered form
         return HttpResponseRedirect(url, status=307)  # the browser posts the same form there
     preview = request.POST.get("preview") == "1"
     exercise = _get_exercise_for_user(request, course_slug, lesson_slug, slug, preview=preview)

@@ -267,6 +267,14 @@ def test_an_answer_from_a_page_opened_before_the_assessment_addresses_is_passed_
     assert HandIn.objects.filter(user=alice).count() == 1
 
 
+def test_a_tampered_assessment_field_on_a_lesson_form_is_a_404_not_a_server_error(student, homework):
+    for url, data in (
+        (reverse("answer_question", args=["mini", "first", "first-choice"]), {"option": "a"}),
+        (reverse("submit_code", args=["mini", "first", "first-choice"]), {"code": "x = 1", "mode": "submit"}),
+    ):
+        assert student.post(url, {**data, "assessment": "../../yok yok"}).status_code == 404
+
+
 def test_code_received_before_due_but_graded_after_it_gets_full_credit(db, tmp_path, alice, client):
     root = tmp_path / "lab"
     shutil.copytree(FIXTURES / "lab", root)
