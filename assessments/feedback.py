@@ -2,6 +2,8 @@
 history show work handed in to a ``score_only`` or ``after_close`` assessment as the policy
 allows (the score and how many cases fail, or only that it was received), never more."""
 
+from collections.abc import Iterator
+
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 
@@ -12,22 +14,27 @@ from .models import Assessment, HandIn
 _OPENNESS = {"received": 0, "score": 1, "full": 2}
 
 
-def shown_for_submissions(user, submissions: list[Submission]) -> dict[int, str]:
-    """submission id → "score" or "received" for the submissions handed in to an assessment
-    that keeps feedback back right now; the strictest one wins. Others are absent (full)."""
-    ids = [s.pk for s in submissions]
+def _held_back(user, **hand_ins_filter) -> Iterator[tuple[HandIn, str]]:
+    """``user``'s hand-ins (narrowed by ``hand_ins_filter``) to assessments that keep feedback
+    back right now, each with what its assessment shows: "score" or "received"."""
     hand_ins = (
-        HandIn.objects.filter(user=user, submission_id__in=ids)
+        HandIn.objects.filter(user=user, **hand_ins_filter)
         .exclude(assessment__feedback=Assessment.Feedback.IMMEDIATE)
         .select_related("assessment")
     )
-    policy: dict[int, str] = {}
     shown: dict[int, str] = {}
     for hand_in in hand_ins:
-        assessment = hand_in.assessment
-        if assessment.pk not in policy:
-            policy[assessment.pk] = assessment.feedback_shown(user)
-        level = policy[assessment.pk]
+        if hand_in.assessment_id not in shown:
+            shown[hand_in.assessment_id] = hand_in.assessment.feedback_shown(user)
+        if shown[hand_in.assessment_id] != "full":
+            yield hand_in, shown[hand_in.assessment_id]
+
+
+def shown_for_submissions(user, submissions: list[Submission]) -> dict[int, str]:
+    """submission id → "score" or "received" for the submissions handed in to an assessment
+    that keeps feedback back right now; the strictest one wins. Others are absent (full)."""
+    shown: dict[int, str] = {}
+    for hand_in, level in _held_back(user, submission_id__in=[s.pk for s in submissions]):
         assert hand_in.submission_id is not None
         if _OPENNESS[level] < _OPENNESS[shown.get(hand_in.submission_id, "full")]:
             shown[hand_in.submission_id] = level
@@ -43,17 +50,7 @@ def held_back_work(user, course) -> tuple[set[int], set[int]]:
     submissions: set[int] = set()
     if not user.is_authenticated:
         return answers, submissions
-    hand_ins = (
-        HandIn.objects.filter(user=user, assessment__course=course)
-        .exclude(assessment__feedback=Assessment.Feedback.IMMEDIATE)
-        .select_related("assessment")
-    )
-    shown: dict[int, str] = {}
-    for hand_in in hand_ins:
-        if hand_in.assessment_id not in shown:
-            shown[hand_in.assessment_id] = hand_in.assessment.feedback_shown(user)
-        if shown[hand_in.assessment_id] == "full":
-            continue
+    for hand_in, _level in _held_back(user, assessment__course=course):
         if hand_in.attempt_id is not None:
             answers.add(hand_in.attempt_id)
         if hand_in.submission_id is not None:
