@@ -16,6 +16,7 @@ import_course, and the import only writes once the whole course loaded without a
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +25,7 @@ from .kinds import REGISTRY, SpecProblem, get_kind
 from .rendering import render_markdown
 from .reveal import parse_reveal
 from .tomlsource import TomlSource, TomlSyntaxError
+from .variants import DEFAULT_VARIANTS, MAX_VARIANTS, MissingParameter, fill_table
 from .visuals import render_visual
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -33,7 +35,17 @@ _NAME = r"[a-z0-9]+(?:[-_][a-z0-9]+)*"
 PATH_NAME = re.compile(rf"^{_NAME}$")
 VARIANT_FILE = re.compile(rf"^(?:{_NAME}/)*{_NAME}\.py$")
 FRONT_MATTER = "+++"
-COURSE_KEYS = {"slug", "title", "summary", "description", "enrollment", "enrollment_code", "score_policy"}
+COURSE_KEYS = {
+    "slug",
+    "title",
+    "summary",
+    "description",
+    "enrollment",
+    "enrollment_code",
+    "score_policy",
+    "variants",
+}
+PARAMS_FILE = "params.py"
 LESSON_KEYS = {"slug", "title", "order", "summary"}
 EXERCISE_KEYS = {"slug", "title", "order", "prompt", "reveal", "misconceptions"}  # plus the grader's keys
 MAX_SOURCE_BYTES = 64 * 1024
@@ -80,6 +92,23 @@ class QuestionSource:
     max_attempts: int | None
     file: str
     line: int
+    # With a generator: ``generator(rng)`` in ``params_path`` makes ``variant_count`` variants.
+    # ``build(params)`` fills the table in and returns (prompt_html, explanation_html, spec,
+    # problems), raising VariantProblem; the check fills ``variants`` (and prompt/spec from variant 0).
+    generator: str = ""
+    params_path: Path | None = None
+    variant_count: int = 1
+    build: Callable[[dict], tuple[str, str, dict, list["Problem"]]] | None = None
+    variants: list[dict] = field(default_factory=list)
+
+
+class VariantProblem(Exception):
+    """One variant's parameters do not make a valid question: at ``line`` of the question's file."""
+
+    def __init__(self, line: int, message: str):
+        super().__init__(message)
+        self.line = line
+        self.message = message
 
 
 @dataclass
@@ -97,6 +126,8 @@ class ExerciseSource:
     file: str
     # Known-wrong variants: {"tag", "hint_html", "file", "line", "source"}.
     misconceptions: list[dict] = field(default_factory=list)
+    # ``variants = N`` in exercise.toml: cases.py makes each variant's cases from its own seed.
+    variant_count: int = 1
 
 
 @dataclass
@@ -146,10 +177,13 @@ class CourseSource:
     enrollment: str = "open"
     enrollment_code: str = ""
     score_policy: str = "best"
+    default_variants: int = DEFAULT_VARIANTS
     root: Path = Path()
     lessons: list[LessonSource] = field(default_factory=list)
     assessments: list[AssessmentSource] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # Worth an author's look but not wrong (two variants with the same answer): never refuse an import.
+    warnings: list[Problem] = field(default_factory=list)
 
     def all_questions(self) -> list[QuestionSource]:
         return [q for lesson in self.lessons for q in lesson.questions]
@@ -173,7 +207,12 @@ class CourseSource:
             "assessments": [
                 {"slug": a.slug, "items": a.item_slugs(), "kind": a.kind} for a in self.assessments
             ],
+            "variants": {
+                **{q.slug: q.variant_count for q in self.all_questions() if q.generator},
+                **{e.slug: e.variant_count for e in self.all_exercises() if e.variant_count > 1},
+            },
             "problems": [p.as_dict() for p in self.problems],
+            "warnings": [p.as_dict() for p in self.warnings],
         }
 
 
@@ -300,6 +339,18 @@ class _Loader:
         c.score_policy = self.string(doc, ("score_policy",), default="best")
         if c.score_policy not in ("best", "last"):
             self.problem(doc.path, doc.line_of("score_policy"), 'score_policy must be "best" or "last"')
+        c.default_variants = self.variant_count(doc, ("variants",), DEFAULT_VARIANTS)
+
+    def variant_count(self, doc: TomlSource, keys: tuple, default: int) -> int:
+        value = _lookup(doc.data, keys)
+        if value is None:
+            return default
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_VARIANTS:
+            self.problem(
+                doc.path, doc.line_of(*keys), f"variants must be a whole number from 1 to {MAX_VARIANTS}"
+            )
+            return default
+        return value
 
     # -- lessons -------------------------------------------------------------------------
     def load_lesson(self, folder: Path) -> LessonSource | None:
@@ -403,6 +454,11 @@ class _Loader:
         def render(markdown: str, at: tuple) -> str:
             return self.render(doc, doc.path, markdown, doc.line_of(*keys, *at))
 
+        generator = data.get("params")
+        if generator is not None or "variants" in data:
+            return self.load_generated_question(
+                doc, data, keys, default_order, slug, kind_name, reveal, max_attempts
+            )
         spec = {}
         if kind:
             try:
@@ -423,6 +479,90 @@ class _Loader:
             max_attempts=max_attempts,
             file=self.rel(doc.path),
             line=line,
+        )
+
+    def load_generated_question(
+        self,
+        doc: TomlSource,
+        data: dict,
+        keys: tuple,
+        default_order: int,
+        slug: str,
+        kind_name: str,
+        reveal: dict,
+        max_attempts: int | None,
+    ) -> QuestionSource | None:
+        """A question with ``params``: checked here as far as it can be without its parameters;
+        its variants are made by the check (courses.exercises), which runs the generator."""
+        kind = get_kind(kind_name)
+        generator = data.get("params")
+        if not isinstance(generator, str) or not generator.isidentifier():
+            self.problem(
+                doc.path,
+                doc.line_of(*keys, "params" if "params" in data else "variants"),
+                f"{slug or 'question'}: params must name a function of {PARAMS_FILE} "
+                '(params = "generate" for def generate(rng))',
+            )
+            return None
+        count = self.variant_count(doc, keys + ("variants",), self.course.default_variants)
+        params_path = doc.path.parent / PARAMS_FILE
+        if not params_path.is_file():
+            self.problem(
+                doc.path,
+                doc.line_of(*keys, "params"),
+                f"{slug}: params = {generator!r} needs {PARAMS_FILE} next to {doc.path.name}",
+            )
+            return None
+        if kind is None:
+            return None
+        try:
+            kind.check_keys(data)
+        except SpecProblem as problem:
+            self.problem(doc.path, doc.line_of(*keys, *problem.keys), f"{slug}: {problem.message}")
+            return None
+        file = self.rel(doc.path)
+        question_line = doc.line_of(*keys) if keys else 1
+
+        def build(params: dict) -> tuple[str, str, dict, list[Problem]]:
+            problems: list[Problem] = []
+
+            def render(markdown: str, at: tuple) -> str:
+                rendered = render_markdown(markdown)
+                for issue in rendered.issues:
+                    problems.append(Problem(file, doc.line_of(*keys, *at) + issue.line - 1, issue.message))
+                return rendered.html
+
+            try:
+                filled = fill_table(data, params, kind)
+            except MissingParameter as missing:
+                raise VariantProblem(
+                    doc.line_of(*keys, *missing.keys),
+                    f"{{{{ {missing.name} }}}} is not a parameter {generator}(rng) returns "
+                    f"(it returns: {', '.join(sorted(params))})",
+                ) from None
+            try:
+                spec = kind.validate(filled, render)
+            except SpecProblem as problem:
+                raise VariantProblem(doc.line_of(*keys, *problem.keys), problem.message) from None
+            prompt = filled.get("prompt") if isinstance(filled.get("prompt"), str) else ""
+            explanation = filled.get("explanation") if isinstance(filled.get("explanation"), str) else ""
+            return render(prompt, ("prompt",)), render(explanation, ("explanation",)), spec, problems
+
+        return QuestionSource(
+            slug=slug,
+            kind=kind_name,
+            order=self.order(doc, keys + ("order",), default_order),
+            prompt_html="",
+            explanation_html="",
+            spec={},
+            reveal=reveal,
+            max_attempts=max_attempts,
+            file=file,
+            line=question_line,
+            generator=generator,
+            params_path=params_path,
+            variant_count=count,
+            build=build,
         )
 
     # -- exercises -----------------------------------------------------------------------

@@ -1,6 +1,10 @@
 """The bridge from course files to the grader: run every reference in the sandbox, prove
 every misconception variant is caught, and store the hidden grading data."""
 
+import hashlib
+import json
+import re
+from collections import defaultdict
 from pathlib import Path
 
 from grader.bundles import bundle_path, prepare
@@ -10,13 +14,15 @@ from grader.core import (
     SpecError,
     Verdict,
     grade,
+    run_generator,
     run_reference,
     save_bundle,
 )
 
 from . import catalogue
-from .authoring import CourseSource, Problem
+from .authoring import MAX_SOURCE_BYTES, CourseSource, Problem, QuestionSource, VariantProblem
 from .kinds import get_kind
+from .variants import question_seed_base, same_answer_key, variant_seed
 
 
 def _spec_line(exercise, key: str) -> int:
@@ -39,26 +45,151 @@ def check_exercises(source: CourseSource, *, build: bool) -> list[Problem]:
     """Problems with the course's graded items; with ``build``, keep their grading data."""
     problems: list[Problem] = []
     try:
+        problems.extend(check_generated_questions(source))
         for question in source.all_questions():
-            kind = get_kind(question.kind)
-            if kind is not None:
-                try:
-                    kind.prepare_grading(question.spec)
-                except ReferenceFailed as failed:
-                    problems.append(
-                        Problem(
-                            question.file,
-                            question.line,
-                            f"{question.slug}: the reference filling does not run cleanly ({_failure_text(failed.result)})",
-                        )
-                    )
-                except SpecError as exc:
-                    problems.append(Problem(question.file, question.line, f"{question.slug}: {exc}"))
+            if not question.generator:
+                problems.extend(_prepare_question(question, question.spec))
         for exercise in source.all_exercises():
             problems.extend(_check_exercise(source, exercise, build=build))
     except SandboxUnavailable as exc:
         problems.append(Problem("(host)", 0, f"cannot run reference solutions: {exc}"))
     return problems
+
+
+def _prepare_question(question: QuestionSource, spec: dict, what: str = "") -> list[Problem]:
+    """Build what grading needs (a code blank's reference runs in the sandbox)."""
+    kind = get_kind(question.kind)
+    if kind is None:
+        return []
+    try:
+        kind.prepare_grading(spec)
+    except ReferenceFailed as failed:
+        return [
+            Problem(
+                question.file,
+                question.line,
+                f"{question.slug}{what}: the reference filling does not run cleanly ({_failure_text(failed.result)})",
+            )
+        ]
+    except SpecError as exc:
+        return [Problem(question.file, question.line, f"{question.slug}{what}: {exc}")]
+    return []
+
+
+def _def_line(code: str, function: str) -> int:
+    match = re.search(rf"^def\s+{re.escape(function)}\s*\(", code, re.MULTILINE)
+    return code.count("\n", 0, match.start()) + 1 if match else 1
+
+
+def _digest(variant: dict) -> str:
+    content = {k: variant[k] for k in ("params", "prompt_html", "explanation_html", "spec")}
+    return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def check_generated_questions(source: CourseSource) -> list[Problem]:
+    """Run every question generator for each of its variants' seeds (twice, in two sandboxes: a
+    generator must be deterministic), build each variant and prepare its grading; fill in
+    ``question.variants`` and, from variant 0, the question's own prompt and spec."""
+    problems: list[Problem] = []
+    by_file: dict[Path, list[QuestionSource]] = defaultdict(list)
+    for question in source.all_questions():
+        if question.generator and question.params_path is not None:
+            by_file[question.params_path].append(question)
+    for path, questions in by_file.items():
+        rel = (
+            str(path.relative_to(source.root.parent))
+            if path.is_relative_to(source.root.parent)
+            else str(path)
+        )
+        try:
+            code = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(Problem(rel, 1, f"cannot read the generator file: {exc}"))
+            continue
+        if len(code.encode()) > MAX_SOURCE_BYTES:
+            problems.append(Problem(rel, 1, f"the generator file is larger than {MAX_SOURCE_BYTES} bytes"))
+            continue
+        calls = [
+            (q.generator, variant_seed(question_seed_base(q.slug), i))
+            for q in questions
+            for i in range(q.variant_count)
+        ]
+        first, second = run_generator(code, calls), run_generator(code, calls)
+        at = 0
+        for question in questions:
+            runs = list(zip(calls[at : at + question.variant_count], first[at:], second[at:]))
+            at += question.variant_count
+            problems.extend(_build_variants(question, runs, code, rel, source))
+    return problems
+
+
+def _build_variants(
+    question: QuestionSource, runs: list, code: str, rel: str, source: CourseSource
+) -> list[Problem]:
+    assert question.build is not None
+    variants = []
+    for index, ((function, seed), one, two) in enumerate(runs):
+        where = f"{question.slug}: variant {index + 1} (seed {seed})"
+        if one.problem or two.problem:
+            failed = one if one.problem else two
+            return [
+                Problem(
+                    rel,
+                    failed.line or _def_line(code, function),
+                    f"{where}: {function}(rng): {failed.problem}",
+                )
+            ]
+        if one.params != two.params:
+            return [
+                Problem(
+                    rel,
+                    _def_line(code, function),
+                    f"{where}: {function}(rng) is not deterministic: the same seed gave different "
+                    "parameters on two runs (draw every random number from rng)",
+                )
+            ]
+        try:
+            prompt_html, explanation_html, spec, render_problems = question.build(one.params)
+        except VariantProblem as problem:
+            return [Problem(question.file, problem.line, f"{where}: {problem.message}")]
+        if render_problems:
+            return [Problem(p.file, p.line, f"{where}: {p.message}") for p in render_problems]
+        prepared = _prepare_question(question, spec, f" (variant {index + 1})")
+        if prepared:
+            return prepared
+        variant = {
+            "index": index,
+            "seed": seed,
+            "params": one.params,
+            "prompt_html": prompt_html,
+            "explanation_html": explanation_html,
+            "spec": spec,
+        }
+        variant["digest"] = _digest(variant)
+        variants.append(variant)
+    same: dict = defaultdict(list)
+    for variant in variants:
+        key = same_answer_key(variant["spec"])
+        if key is not None:
+            same[key].append(variant["index"] + 1)
+    for key, indices in same.items():
+        if len(indices) > 1:
+            source.warnings.append(
+                Problem(
+                    question.file,
+                    question.line,
+                    f"{question.slug}: variants {', '.join(map(str, indices))} have the same answer ({key:g}); "
+                    "students who get them can share it",
+                )
+            )
+    question.variants = variants
+    first = variants[0]
+    question.prompt_html, question.explanation_html, question.spec = (
+        first["prompt_html"],
+        first["explanation_html"],
+        first["spec"],
+    )
+    return []
 
 
 def _check_exercise(source: CourseSource, exercise, *, build: bool) -> list[Problem]:

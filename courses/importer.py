@@ -7,8 +7,9 @@ from django.utils import timezone
 
 from assessments.models import Assessment
 
-from .authoring import AssessmentSource, CourseSource, Problem, load_course
-from .models import Course, Exercise, Lesson, Question
+from .authoring import AssessmentSource, CourseSource, Problem, QuestionSource, load_course
+from .models import Course, Enrollment, Exercise, Lesson, Question, QuestionVariant
+from .variants import index_for, item_key
 
 
 class ImportRefused(Exception):
@@ -21,6 +22,7 @@ class ImportRefused(Exception):
 class ImportReport:
     course: str
     changes: list[str] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
 
     def note(self, symbol: str, what: str, slug: str, detail: str = "") -> None:
         self.changes.append(f"{symbol} {what} {slug}" + (f" ({detail})" if detail else ""))
@@ -66,7 +68,7 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
         source.problems.extend(prepare_exercises(source))
     if source.problems:
         raise ImportRefused(source.problems)
-    report = ImportReport(source.slug)
+    report = ImportReport(source.slug, warnings=list(source.warnings))
     with transaction.atomic():
         course = _sync(
             Course,
@@ -103,7 +105,7 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
                 lesson_source.slug,
             )
             for q in lesson_source.questions:
-                _sync(
+                question = _sync(
                     Question,
                     {"course": course, "slug": q.slug},
                     {
@@ -115,6 +117,7 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
                         "spec": q.spec,
                         "reveal": q.reveal,
                         "max_attempts": q.max_attempts,
+                        "variant_count": max(1, len(q.variants)),
                         "source_file": f"{q.file}:{q.line}",
                         "retired": False,
                     },
@@ -122,6 +125,7 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
                     "question",
                     q.slug,
                 )
+                _sync_variants(question, q, report)
             for e in lesson_source.exercises:
                 _sync(
                     Exercise,
@@ -161,6 +165,53 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
         _retire(course.assessments.all(), {a.slug for a in source.assessments}, report, "assessment")
         Course.objects.filter(pk=course.pk).update(imported_at=timezone.now())
     return report
+
+
+def _sync_variants(question: Question, source: QuestionSource, report: ImportReport) -> None:
+    """Make the source's variants the question's current ones. A changed variant gets a new row
+    and the old one stays (not current) for the attempts graded on it; the report says how many
+    enrolled students now see a different question than before."""
+    old = {v.index: v for v in question.variants.filter(current=True)}
+    new = {v["index"]: v for v in source.variants}
+    if not old and not new:
+        return
+    now = timezone.now()
+    replaced = [v.pk for index, v in old.items() if index not in new or new[index]["digest"] != v.digest]
+    question.variants.filter(pk__in=replaced).update(current=False)
+    QuestionVariant.objects.bulk_create(
+        QuestionVariant(
+            question=question,
+            index=index,
+            seed=v["seed"],
+            params=v["params"],
+            prompt_html=v["prompt_html"],
+            explanation_html=v["explanation_html"],
+            spec=v["spec"],
+            digest=v["digest"],
+            created_at=now,
+        )
+        for index, v in new.items()
+        if index not in old or old[index].digest != v["digest"]
+    )
+    if not old:
+        report.note("+", "variants of", source.slug, f"{len(new)} variants")
+        return
+    salt, key = question.course.variant_salt, item_key(question)
+    old_count, new_count = max(1, len(old)), max(1, len(new))
+    students = Enrollment.objects.filter(course=question.course).values_list("user_id", flat=True)
+    moved = 0
+    for user_id in students.iterator():
+        before = old.get(index_for(salt, user_id, key, old_count))
+        after = new.get(index_for(salt, user_id, key, new_count))
+        moved += (before.digest if before else None) != (after["digest"] if after else None)
+    if replaced or len(new) != len(old):
+        report.note(
+            "~",
+            "variants of",
+            source.slug,
+            f"{len(new)} variants, {len(replaced)} changed; {moved} student(s) now get a different variant; "
+            "their earlier attempts keep the variant they were graded on",
+        )
 
 
 def _assessment_values(a: AssessmentSource) -> dict:

@@ -19,6 +19,7 @@ from jobs.models import Job
 from jobs.queue import JobQuerySet
 
 from .templatetags_text import html_to_text
+from .variants import index_for, item_key, new_salt
 
 # Student work is never deleted with content (on_delete=PROTECT): items are retired instead.
 RETIRE_HELP = _(
@@ -67,6 +68,8 @@ class Course(models.Model):
     score_policy = models.CharField(
         _("score policy"), max_length=8, choices=ScorePolicy, default=ScorePolicy.BEST
     )
+    # Decides which variant of an item each student gets; never shown, never in a URL.
+    variant_salt = models.CharField(_("variant salt"), max_length=64, default=new_salt, editable=False)
     instructors = models.ManyToManyField(
         settings.AUTH_USER_MODEL,
         blank=True,
@@ -184,6 +187,8 @@ class Question(models.Model):
     spec = models.JSONField(_("specification"), default=dict)
     reveal = models.JSONField(_("reveal rule"), default=dict)
     max_attempts = models.PositiveIntegerField(_("maximum attempts"), null=True, blank=True)
+    # With a generator (params.py), each student answers one of this many variants (QuestionVariant).
+    variant_count = models.PositiveSmallIntegerField(_("variants"), default=1)
     source_file = models.CharField(_("source file"), max_length=500, blank=True)
     retired = models.BooleanField(_("retired"), default=False, help_text=RETIRE_HELP)
 
@@ -227,6 +232,52 @@ class Question(models.Model):
         kind = get_kind(self.kind)
         return kind.template if kind else ""
 
+    def variant_index(self, user) -> int:
+        return index_for(self.course.variant_salt, user.pk, item_key(self), self.variant_count)
+
+    def variant_for(self, user) -> "QuestionVariant | None":
+        """The variant ``user`` answers (None when the question has no generator)."""
+        if self.variant_count <= 1:
+            return None
+        return QuestionVariant.objects.filter(
+            question=self, index=self.variant_index(user), current=True
+        ).first()
+
+
+class QuestionVariant(models.Model):
+    """One variant of a question with a generator: its parameters and the question as rendered
+    with them. An import that changes a variant keeps the old row (not current) for the
+    attempts graded on it and adds a new one."""
+
+    question = models.ForeignKey(
+        Question, on_delete=models.CASCADE, related_name="variants", verbose_name=_("question")
+    )
+    index = models.PositiveSmallIntegerField(_("variant"))
+    seed = models.BigIntegerField(_("seed"))
+    params = models.JSONField(_("parameters"), default=dict)
+    prompt_html = models.TextField(_("prompt (rendered)"))
+    explanation_html = models.TextField(_("explanation (rendered)"), blank=True)
+    spec = models.JSONField(_("specification"), default=dict)
+    digest = models.CharField(_("content hash"), max_length=64)
+    current = models.BooleanField(_("current"), default=True)
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+
+    class Meta:
+        ordering = ["question", "index", "-current", "-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["question", "index"],
+                condition=models.Q(current=True),
+                name="one_current_variant_per_index",
+            )
+        ]
+        indexes = [models.Index(fields=["question", "index", "current"])]
+        verbose_name = _("question variant")
+        verbose_name_plural = _("question variants")
+
+    def __str__(self) -> str:
+        return f"{self.question.slug} #{self.index + 1}"
+
 
 class Exercise(models.Model):
     """A code exercise graded in the sandbox; its solution and cases never reach a browser."""
@@ -247,6 +298,8 @@ class Exercise(models.Model):
     spec = models.JSONField(_("grading specification"), default=dict)
     reveal = models.JSONField(_("reveal rule"), default=dict)
     content_hash = models.CharField(_("content hash"), max_length=64, blank=True)
+    # With ``variants = N`` in exercise.toml, cases.py makes each variant's hidden cases from its own seed.
+    variant_count = models.PositiveSmallIntegerField(_("variants"), default=1)
     # The misconception catalog's tags and hints: [{"tag", "hint_html"}].
     misconceptions = models.JSONField(_("misconceptions"), default=list, blank=True)
     source_dir = models.CharField(_("source folder"), max_length=500, blank=True)
@@ -271,6 +324,9 @@ class Exercise(models.Model):
     @property
     def misconception_hints(self) -> dict[str, str]:
         return {m["tag"]: m["hint_html"] for m in self.misconceptions}
+
+    def variant_index(self, user) -> int:
+        return index_for(self.course.variant_salt, user.pk, item_key(self), self.variant_count)
 
 
 class Enrollment(models.Model):
@@ -351,6 +407,15 @@ class GradedAnswer(Job):
     created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
     status = models.CharField(
         _("status"), max_length=8, choices=Job.Status, default=Job.Status.DONE, db_index=True
+    )
+    # The variant it was graded on, kept even when a later import changes the question's variants.
+    variant = models.ForeignKey(
+        QuestionVariant,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("variant"),
     )
 
     class Meta:

@@ -83,6 +83,9 @@ class Submission(Job):
     after_reveal = models.BooleanField(_("after the sample solution"), default=False)
     duration_ms = models.PositiveIntegerField(_("grading time (ms)"), null=True, blank=True)
     graded_hash = models.CharField(_("graded against"), max_length=64, blank=True)
+    # The student's variant of the exercise (its hidden cases come from the variant's seed).
+    variant = models.PositiveSmallIntegerField(_("variant"), default=0)
+    variant_seed = models.BigIntegerField(_("variant seed"), null=True, blank=True)
     created_at = models.DateTimeField(_("submitted"), default=timezone.now, db_index=True)
 
     # django-stubs types a manager as a class variable, so narrowing it is an "override".

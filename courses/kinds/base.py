@@ -87,9 +87,27 @@ class QuestionKind:
     name: str = ""
     label: Any = ""  # what instructors read for the kind ("single choice"), translated (lazily)
     # Keys of a question table that every kind shares; the rest belong to the kind.
-    COMMON_KEYS = {"slug", "kind", "order", "prompt", "explanation", "reveal", "max_attempts"}
+    COMMON_KEYS = {
+        "slug",
+        "kind",
+        "order",
+        "prompt",
+        "explanation",
+        "reveal",
+        "max_attempts",
+        "params",
+        "variants",
+    }
     keys: set[str] = set()
     required: set[str] = set()
+    # Keys whose strings are code or literal text, not Markdown: a parameter goes into them as
+    # its Python literal (courses.variants.fill_table).
+    code_keys: frozenset[str] = frozenset()
+    # Keys whose strings are Markdown (given to ``render`` by validate): a parameter goes into
+    # them as text, numbers written the Turkish way and lists as a matrix.
+    markdown_keys: frozenset[str] = frozenset(
+        {"prompt", "explanation", "text", "hint", "left", "right", "distractors"}
+    )
 
     @property
     def template(self) -> str:

@@ -71,6 +71,7 @@ class FillIn(QuestionKind):
     label = gettext_lazy("fill in the blanks")
     keys = {"code", "blanks", "check", "cases", "rtol", "atol"}
     required = {"code", "blanks"}
+    code_keys = frozenset({"code", "answer", "accept", "pattern", "check"})
 
     def validate(self, data, render):
         self.check_keys(data)

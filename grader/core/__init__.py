@@ -8,6 +8,7 @@ Public API (the Django side codes against these names)::
     save_bundle(directory, spec, cases, ref); cases, ref = load_bundle(directory)
     result = grade(source, spec, cases, ref, variants={...}, only_visible=False)
     check_source(source, spec) -> Message | None
+    run_generator(params_source, [(function, seed), ...]) -> [Generated(params | problem)]
     sandbox_problem() -> str | None
 """
 
@@ -24,6 +25,7 @@ from .grade import (
 )
 from .limits import Limits
 from .messages import Message
+from .params import Generated, check_params, run_generator
 from .pool import SandboxPool, disable_pool, enable_pool
 from .sandbox import SandboxUnavailable, sandbox_problem, sandbox_warnings
 from .spec import Case, ExerciseSpec, SpecError, parse_spec
@@ -33,6 +35,7 @@ __all__ = [
     "Case",
     "CaseResult",
     "ExerciseSpec",
+    "Generated",
     "GradeResult",
     "Limits",
     "Message",
@@ -43,12 +46,14 @@ __all__ = [
     "SpecError",
     "Verdict",
     "build_cases",
+    "check_params",
     "check_source",
     "disable_pool",
     "enable_pool",
     "grade",
     "load_bundle",
     "parse_spec",
+    "run_generator",
     "run_reference",
     "sandbox_problem",
     "sandbox_warnings",

@@ -279,7 +279,7 @@ class Runner:
             info["status"] = "exit" if isinstance(exc, SystemExit) else "exception"
             return info
         self.module = module
-        if self.mode == "make_cases":
+        if self.mode in ("make_cases", "generate"):
             return None
         name = self.job["function"]
         fn = module.__dict__.get(name)
@@ -338,6 +338,40 @@ class Runner:
             manifest.append(entry)
         write_new(f"{OUT}/cases.json", json.dumps(manifest).encode())
 
+    def generate(self) -> None:
+        """Call each (function, seed) of the job once; one JSON line per call in params.jsonl.
+        NumPy arrays and scalars become lists and numbers; anything else JSON cannot hold is
+        reported for that call (the host validates every value again)."""
+        np = self.np
+        redirect_stdio(f"{OUT}/params.stdout")
+
+        def plain(value: object) -> object:
+            if isinstance(value, np.ndarray):
+                return plain(value.tolist())
+            if isinstance(value, np.generic):
+                return plain(value.item())
+            if isinstance(value, dict):
+                return {k: plain(v) for k, v in value.items()}
+            if isinstance(value, (list, tuple)):
+                return [plain(v) for v in value]
+            return value
+
+        fd = _create(f"{OUT}/params.jsonl")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            for name, seed in self.job["calls"]:
+                try:
+                    fn = self.module.__dict__.get(name)
+                    if not callable(fn):
+                        raise NameError(f"params.py has no function {name}(rng)")
+                    made = plain(fn(np.random.default_rng(int(seed))))
+                    line = json.dumps({"params": made}, allow_nan=False)
+                except BaseException as exc:
+                    line = json.dumps({"error": describe_exception(exc, self.source_lines)})
+                if len(line) > self.max_bytes:
+                    line = json.dumps({"error": {"status": "too_large", "size": len(line)}})
+                out.write(line + "\n")
+                out.flush()
+
 
 def main() -> None:
     ctl_fd, site = int(sys.argv[1]), sys.argv[2]
@@ -377,9 +411,9 @@ def main() -> None:
         redirect_stdio(f"{OUT}/module.log")
         write_new(f"{OUT}/module.status", json.dumps(problem).encode())
         return
-    if job["mode"] == "make_cases":
+    if job["mode"] in ("make_cases", "generate"):
         try:
-            runner.make_cases()
+            runner.make_cases() if job["mode"] == "make_cases" else runner.generate()
         except BaseException as exc:
             info = describe_exception(exc, runner.source_lines)
             info["status"] = "exception"

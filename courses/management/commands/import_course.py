@@ -24,4 +24,6 @@ class Command(BaseCommand):
             raise SystemExit(1) from None
         for line in report.changes:
             self.stdout.write(line)
+        for warning in report.warnings:
+            self.stdout.write(f"warning: {warning}")
         self.stdout.write(f"{report.course}: {len(report.changes) or 'no'} change(s)")

@@ -29,6 +29,8 @@ class Command(BaseCommand):
         else:
             for problem in source.problems:
                 self.stdout.write(str(problem))
+            for warning in source.warnings:
+                self.stdout.write(f"warning: {warning}")
             for line in catalogue.report_lines(source):
                 self.stdout.write(line)
             questions = len(source.all_questions())
