@@ -4,7 +4,9 @@ Slugs are the stable identities: an import updates rows in place by slug, and a 
 disappears marks its row retired instead of deleting it, so student data always survives.
 """
 
+import operator
 from datetime import timedelta
+from functools import reduce
 from typing import Any, ClassVar
 
 from django.conf import settings
@@ -232,6 +234,9 @@ class Question(models.Model):
         kind = get_kind(self.kind)
         return kind.template if kind else ""
 
+    # The variant this instance was set to ask (ask()); None: the question's own text and spec.
+    asked_variant: "QuestionVariant | None" = None
+
     def variant_index(self, user) -> int:
         return index_for(self.course.variant_salt, user.pk, item_key(self), self.variant_count)
 
@@ -242,6 +247,46 @@ class Question(models.Model):
         return QuestionVariant.objects.filter(
             question=self, index=self.variant_index(user), current=True
         ).first()
+
+    def ask(self, variant: "QuestionVariant | None") -> "Question":
+        """This instance, in memory only, as ``variant`` asks it: its prompt, explanation and spec
+        (what every page, grade and feedback then reads). Never saved."""
+        if variant is not None:
+            self.prompt_html, self.explanation_html, self.spec = (
+                variant.prompt_html,
+                variant.explanation_html,
+                variant.spec,
+            )
+            self.asked_variant = variant
+        return self
+
+    def ask_for(self, user) -> "Question":
+        """This question as ``user`` is asked it (their own variant)."""
+        return self.ask(self.variant_for(user))
+
+    def save(self, *args, **kwargs):
+        if self.asked_variant is not None:
+            raise RuntimeError("a question set to ask one variant must not be saved")
+        super().save(*args, **kwargs)
+
+
+class QuestionVariantQuerySet(models.QuerySet):
+    def current_for(self, questions, user) -> dict[int, "QuestionVariant"]:
+        """The variant ``user`` answers of each of ``questions`` that has variants, by question
+        id: one query for a whole lesson."""
+        wanted = [
+            models.Q(question_id=question.pk, index=question.variant_index(user))
+            for question in questions
+            if question.variant_count > 1
+        ]
+        if not wanted:
+            return {}
+        return {v.question_id: v for v in self.filter(reduce(operator.or_, wanted), current=True)}
+
+
+def spec_answered(answered) -> dict:
+    """The spec an attempt (or preview) was graded on: its variant's, else its question's."""
+    return answered.variant.spec if answered.variant_id else answered.question.spec
 
 
 class QuestionVariant(models.Model):
@@ -261,6 +306,8 @@ class QuestionVariant(models.Model):
     digest = models.CharField(_("content hash"), max_length=64)
     current = models.BooleanField(_("current"), default=True)
     created_at = models.DateTimeField(_("created"), default=timezone.now)
+
+    objects = QuestionVariantQuerySet.as_manager()
 
     class Meta:
         ordering = ["question", "index", "-current", "-created_at"]

@@ -75,3 +75,9 @@ def _load_variants(target: str) -> dict:
 def load_variants(target: Path) -> dict:
     """Reference outputs of the exercise's misconception variants, by tag; cached per process."""
     return _load_variants(str(target))
+
+
+def variant_dir(target: Path, index: int) -> Path:
+    """Where variant ``index`` of an exercise's grading data lives (its cases made by cases.py
+    from the variant's seed): variant 0 is the bundle itself, as before exercises had variants."""
+    return target if index == 0 else target / "seeds" / f"{index:03d}"
