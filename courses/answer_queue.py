@@ -51,7 +51,7 @@ def lease_duration(question: Question) -> timedelta:
 def claim(attempt_id: int, preview: bool = False) -> tuple[Attempt | AnswerPreview, str] | None:
     model = _model(preview)
     attempt: Attempt | AnswerPreview | None = (
-        model.objects.select_related("question").filter(pk=attempt_id).first()
+        model.objects.select_related("question", "variant").filter(pk=attempt_id).first()
     )
     if attempt is None or attempt.status != model.Status.QUEUED:
         return None
@@ -71,7 +71,7 @@ def grade_claimed(attempt_id: int, preview: bool = False) -> str:
     if claimed is None:
         return "skipped"
     attempt, token = claimed
-    question = attempt.question
+    question = attempt.question.ask(attempt.variant)  # graded on the variant the student was asked
     try:
         grade = _kind(question).grade(question.spec, attempt.answer or {})
     except Exception as exc:  # the grader's fault (sandbox unavailable, a bug): not counted

@@ -18,7 +18,7 @@ from assessments.feedback import held_back_work
 from grader.items import exercise_item_context
 
 from . import pagecache
-from .models import AnswerPreview, Attempt, Exercise, Lesson, LessonProgress, Question
+from .models import AnswerPreview, Attempt, Exercise, Lesson, LessonProgress, Question, QuestionVariant
 from .progress import exercise_states
 from .selftest import QuestionState, item_context, states_for
 
@@ -50,6 +50,12 @@ def render_lesson(
     frame = pagecache.lesson_frame(lesson, language)
     items = frame.items
     student = AnonymousUser() if preview else user
+    # Each question as this user is asked it (their own variant; an instructor's preview shows
+    # theirs): one query for the lesson's questions that have variants.
+    asked = QuestionVariant.objects.current_for([item for item in items if not item.is_exercise], user)
+    for item in items:
+        if not item.is_exercise:
+            item.ask(asked.get(item.pk))
     # Work handed in to an assessment that keeps its feedback back is not the lesson's to show.
     hidden = ((), ()) if preview else held_back_work(user, course)
     questions = states_for(student, [item for item in items if not item.is_exercise], hidden[0])
@@ -100,6 +106,7 @@ def render_lesson(
                         state.can_answer,
                         state.can_reveal,
                         answers,
+                        item.asked_variant.digest if item.asked_variant else "",
                         pagecache.kind_context_digest(item, version, seed),
                     ],
                 )

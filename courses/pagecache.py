@@ -183,11 +183,17 @@ def item_key(item: Model, version: str, language: str, state: Any) -> str:
     return f"item:{kind}:{item.pk}:{language}:{version}:{digest(state)}"
 
 
-@functools.lru_cache(maxsize=16384)
 def kind_context_digest(question: Question, version: str, seed: tuple) -> str:
     """The digest of what the question's kind shows this student (options in their own
     order): part of its fragment's key. Remembered per process: a kind's context can take
     a millisecond to build (matching turns every answer's formula into text)."""
+    asked = question.asked_variant
+    return _kind_context_digest(question, asked.digest if asked else "", version, seed)
+
+
+@functools.lru_cache(maxsize=16384)
+def _kind_context_digest(question: Question, variant: str, version: str, seed: tuple) -> str:
+    # Keyed by the question's pk (a model's hash) and the variant it asks.
     kind = get_kind(question.kind)
     return digest(kind.context(question.spec, seed) if kind else None)
 

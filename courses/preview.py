@@ -26,6 +26,8 @@ def preview_answer(user, question: Question, raw_answer) -> AnswerPreview:
     kind = get_kind(question.kind)
     if kind is None:
         raise AnswerError(f"unknown question kind {question.kind!r}")
+    if question.asked_variant is None:
+        question.ask_for(user)  # the instructor's own variant, as their preview of the lesson shows
     answer = kind.clean_answer(question.spec, raw_answer)  # NotGradable: explained, nothing stored
     mine = AnswerPreview.objects.filter(user=user)
     now = timezone.now()
@@ -42,6 +44,7 @@ def preview_answer(user, question: Question, raw_answer) -> AnswerPreview:
         return AnswerPreview.objects.create(
             user=user,
             question=question,
+            variant=question.asked_variant,
             answer=answer,
             score=grade.score,
             correct=grade.correct,
@@ -53,7 +56,12 @@ def preview_answer(user, question: Question, raw_answer) -> AnswerPreview:
         raise AnswerPending()
     with transaction.atomic():
         preview = AnswerPreview.objects.create(
-            user=user, question=question, answer=answer, status=AnswerPreview.Status.QUEUED, enqueued_at=now
+            user=user,
+            question=question,
+            variant=question.asked_variant,
+            answer=answer,
+            status=AnswerPreview.Status.QUEUED,
+            enqueued_at=now,
         )
         transaction.on_commit(lambda: answer_queue.enqueue(preview.pk, stamped=True, preview=True))
     return preview

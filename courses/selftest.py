@@ -138,7 +138,10 @@ def grade_answer(question: Question, raw_answer) -> tuple[dict, Grade]:
 
 def submit_answer(user, question: Question, raw_answer) -> Attempt:
     """Store one answer: graded at once, or, when grading runs code, queued for a grading
-    worker (the sandbox never runs in the web request). Grading happens before the row lock."""
+    worker (the sandbox never runs in the web request). Grading happens before the row lock.
+    A question with variants is graded on the student's own, which the attempt keeps."""
+    if question.asked_variant is None:
+        question.ask_for(user)
     state = states_for(user, [question])[question.pk]
     if not state.can_answer:
         raise AnswerRefused()  # before grading: a used-up question never starts a sandbox
@@ -179,6 +182,7 @@ def submit_answer(user, question: Question, raw_answer) -> Attempt:
             attempt = Attempt.objects.create(
                 user=user,
                 question=question,
+                variant=question.asked_variant,
                 kind=Attempt.Kind.ANSWER,
                 answer=answer,
                 after_reveal=after_reveal,
@@ -191,6 +195,7 @@ def submit_answer(user, question: Question, raw_answer) -> Attempt:
         return Attempt.objects.create(
             user=user,
             question=question,
+            variant=question.asked_variant,
             kind=Attempt.Kind.ANSWER,
             answer=answer,
             score=0.0 if after_reveal else grade.score,
@@ -255,13 +260,17 @@ def item_context(question: Question, state: QuestionState, user, *, confirm_reve
 def _feedback_items(kind, question: Question, last: Attempt | None, final: bool = True) -> list[dict]:
     if last is None:
         return []
+    # Said about the variant it was graded on (a later import may have changed the student's).
+    asked = question.asked_variant
+    spec = (
+        question.spec
+        if last.variant_id is None or (asked and asked.pk == last.variant_id)
+        else last.variant.spec
+    )
     try:
-        if (
-            not final
-            and (withheld := kind.withheld_feedback(question.spec, last.answer, last.feedback)) is not None
-        ):
+        if not final and (withheld := kind.withheld_feedback(spec, last.answer, last.feedback)) is not None:
             return withheld
-        return kind.feedback_items(question.spec, last.answer, last.feedback)
+        return kind.feedback_items(spec, last.answer, last.feedback)
     except (KeyError, IndexError, TypeError, StopIteration):
         # The question changed since this answer (another kind, fewer blanks…): the
         # verdict still shows, the per-part notes of the old answer do not.

@@ -152,7 +152,7 @@ def _get_question_for_user(request, course_slug: str, lesson_slug: str, slug: st
         raise PermissionDenied(_("Enrol in this course to answer its questions."))
     if get_kind(question.kind) is None:
         raise Http404
-    return question
+    return question.ask_for(request.user)  # their own variant, when it has variants
 
 
 def _previewing(request, question: Question) -> bool:
@@ -333,5 +333,5 @@ def attempt_status(request: HttpRequest, pk: int) -> JsonResponse:
     if not previewing and answer.pk in held_back_work(request.user, answer.question.course)[0]:
         return JsonResponse({"status": answer.status})  # its assessment keeps the feedback back
     shown = answer if isinstance(answer, AnswerPreview) else None
-    html = _item_fragment(request, answer.question, previewing=previewing, shown=shown)
+    html = _item_fragment(request, answer.question.ask_for(request.user), previewing=previewing, shown=shown)
     return JsonResponse({"status": answer.status, "html": html})

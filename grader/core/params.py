@@ -20,7 +20,7 @@ MAX_CALLS = 4000
 MAX_PARAMS_BYTES = 64 * 1024  # one variant's parameters as JSON
 MAX_DEPTH = 4  # a matrix of rows is depth 2
 # A generator is small work; a loop or a huge allocation ends at these limits.
-GENERATOR_LIMITS = Limits(cpu_seconds=10.0, wall_seconds=20.0, memory_mb=512)
+GENERATOR_LIMITS = Limits(cpu_seconds=4.0, wall_seconds=10.0, memory_mb=512)
 
 
 @dataclass(frozen=True)

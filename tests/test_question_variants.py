@@ -1,0 +1,209 @@
+"""Per-student variants of questions: each student is asked and graded on their own numbers,
+the import proves every variant, and a changed generator re-assigns nobody silently."""
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from courses.authoring import load_course
+from courses.exercises import check_exercises
+from courses.importer import ImportRefused, import_course
+from courses.models import Attempt, Course, Enrollment, Question, QuestionVariant
+from courses.variants import fill_markdown
+
+FIXTURE = Path(__file__).parent / "fixtures" / "variants"
+
+
+@pytest.fixture
+def variants_dir(tmp_path) -> Path:
+    target = tmp_path / "varyant"
+    shutil.copytree(FIXTURE, target)
+    return target
+
+
+def _import(path: Path):
+    return import_course(path, prepare_exercises=lambda source: check_exercises(source, build=True))
+
+
+@pytest.fixture
+def course(db, variants_dir):
+    _import(variants_dir)
+    return Course.objects.get(slug="varyant")
+
+
+def _students_with_different_variants(course, make_user, slug: str):
+    question = Question.objects.get(course=course, slug=slug)
+    seen: dict[int, object] = {}
+    for n in range(40):
+        user = make_user(f"ogrenci{n}")
+        Enrollment.objects.create(user=user, course=course)
+        index = question.variant_index(user)
+        if seen and index not in seen:
+            return question, next(iter(seen.values())), user
+        seen.setdefault(index, user)
+    raise AssertionError("40 students all got one variant")
+
+
+def _post_answer(client, question, value: str):
+    url = f"/kurs/{question.course.slug}/{question.lesson.slug}/soru/{question.slug}/"
+    return client.post(url, {"value": value}, HTTP_X_REQUESTED_WITH="dikkat")
+
+
+def test_two_students_see_their_own_numbers_and_are_graded_on_them(course, make_user, client):
+    question, ayse, mehmet = _students_with_different_variants(course, make_user, "dot-score")
+    ayse_variant, mehmet_variant = question.variant_for(ayse), question.variant_for(mehmet)
+    assert ayse_variant.params != mehmet_variant.params
+
+    client.force_login(ayse)
+    page = client.get(question.lesson.get_absolute_url()).content.decode()
+    assert ayse_variant.prompt_html in page
+    assert mehmet_variant.prompt_html not in page
+    assert "{{" not in page
+
+    # Mehmet's answer is wrong for Ayşe (unless their scores happen to agree), hers is right.
+    if mehmet_variant.params["score"] != ayse_variant.params["score"]:
+        _post_answer(client, question, str(mehmet_variant.params["score"]))
+        wrong = Attempt.objects.get(user=ayse)
+        assert not wrong.correct
+        wrong.delete()
+    _post_answer(client, question, str(ayse_variant.params["score"]))
+    attempt = Attempt.objects.get(user=ayse)
+    assert attempt.correct
+    assert attempt.variant == ayse_variant  # kept with the attempt
+
+
+def test_a_tampered_post_cannot_choose_a_variant(course, make_user, client):
+    question, ayse, mehmet = _students_with_different_variants(course, make_user, "dot-score")
+    mine = question.variant_for(ayse)
+    client.force_login(ayse)
+    url = f"/kurs/{course.slug}/{question.lesson.slug}/soru/{question.slug}/"
+    client.post(
+        url,
+        {"value": str(mine.params["score"]), "variant": str(question.variant_for(mehmet).index), "seed": "1"},
+        HTTP_X_REQUESTED_WITH="dikkat",
+    )
+    assert Attempt.objects.get(user=ayse).variant == mine
+
+
+def test_markdown_gets_turkish_decimals_and_matrices():
+    assert fill_markdown("$x = {{ a }}$ ve {{ a }}", {"a": 0.25}) == "$x = 0{,}25$ ve 0,25"
+    assert fill_markdown("{{ m }}", {"m": [[1, 2], [3, -4]]}) == (
+        r"$\begin{bmatrix} 1 & 2 \\ 3 & -4 \end{bmatrix}$"
+    )
+    assert fill_markdown("$Q = {{ m }}$", {"m": [1, 2]}) == r"$Q = \begin{bmatrix} 1 & 2 \end{bmatrix}$"
+
+
+def test_the_lesson_page_asks_for_variants_in_one_query(course, make_user, client):
+    """A lesson with four questions with variants costs one query more than the same lesson
+    without variants, not one per question."""
+    student = make_user("ogrenci")
+    Enrollment.objects.create(user=student, course=course)
+    client.force_login(student)
+    url = Question.objects.filter(course=course).first().lesson.get_absolute_url()
+    client.get(url)  # the frame and fragments cached
+    with CaptureQueriesContext(connection) as with_variants:
+        assert client.get(url).status_code == 200
+    Question.objects.filter(course=course).update(variant_count=1)
+    client.get(url)
+    with CaptureQueriesContext(connection) as without:
+        assert client.get(url).status_code == 200
+    assert len(with_variants) <= len(without) + 1
+
+
+def test_a_changed_generator_keeps_old_attempts_on_their_variant(course, make_user, client, variants_dir):
+    question, ayse, _other = _students_with_different_variants(course, make_user, "dot-score")
+    before = question.variant_for(ayse)
+    client.force_login(ayse)
+    _post_answer(client, question, str(before.params["score"]))
+    params = variants_dir / "01-scores" / "params.py"
+    params.write_text(params.read_text().replace("rng.integers(1, 6, size=3)", "rng.integers(6, 9, size=3)"))
+
+    report = _import(variants_dir)
+
+    note = next(line for line in report.changes if "variants of dot-score" in line)
+    moved = int(re.search(r"(\d+) student\(s\) now get a different variant", note).group(1))
+    assert moved == Enrollment.objects.filter(course=course).count()  # every number changed
+    attempt = Attempt.objects.get(user=ayse)
+    assert attempt.variant == before and not attempt.variant.current
+    after = Question.objects.get(pk=question.pk).variant_for(ayse)
+    assert after.index == before.index and after.params != before.params
+    # Her page shows the new numbers; her answer's feedback stays the one it was graded on.
+    page = client.get(question.lesson.get_absolute_url()).content.decode()
+    assert after.prompt_html in page
+
+
+def test_the_same_import_again_changes_nothing(course, variants_dir):
+    rows = QuestionVariant.objects.count()
+    report = _import(variants_dir)
+    assert not any("variants" in line for line in report.changes)
+    assert QuestionVariant.objects.count() == rows
+
+
+def _validate(path: Path) -> dict:
+    from io import StringIO
+
+    out = StringIO()
+    with pytest.raises(SystemExit):
+        call_command("validate_course", str(path), "--json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+def _write_generator(variants_dir: Path, body: str) -> None:
+    (variants_dir / "01-scores" / "params.py").write_text(body)
+
+
+def test_validate_reports_every_variant_count(variants_dir):
+    source = load_course(variants_dir)
+    assert not check_exercises(source, build=False)
+    assert source.summary_dict()["variants"] == {
+        "dot-score": 6,
+        "scale-factor": 8,
+        "root-choice": 4,
+        "rows-fill": 3,
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "says"),
+    [
+        (
+            "import time\n\n\ndef dot(rng):\n    return {'q': [1], 'k': [1], 'score': time.time_ns() % 1000}\n",
+            4,
+            "not deterministic",
+        ),
+        ("def dot(rng):\n    x = 1\n    raise ValueError('olmadı')\n", 3, "ValueError: olmadı"),
+        ("def dot(rng):\n    return {'q': {1, 2}, 'k': 1, 'score': 1}\n", 1, "not JSON serializable"),
+        ("def dot(rng):\n    return {'q': [1], 'k': [1], 'score': float('inf')}\n", 1, "not JSON compliant"),
+        ("def dot(rng):\n    while True:\n        pass\n", 1, "did not finish within the time limit"),
+        ("def dot(rng):\n    return {'q': [1], 'k': [1]}\n", None, "{{ score }} is not a parameter"),
+    ],
+    ids=["nondeterministic", "raises", "set", "infinite", "loops", "missing"],
+)
+def test_a_bad_generator_is_a_problem_with_its_file_and_line(db, variants_dir, body, line, says):
+    other = (variants_dir / "01-scores" / "params.py").read_text().split("def scale", 1)[1]
+    # The other generators use np: imported last, so the lines above stay as written.
+    _write_generator(variants_dir, body + "\n\ndef scale" + other + "\nimport numpy as np\n")
+    with pytest.raises(ImportRefused) as refused:
+        _import(variants_dir)
+    problem = next(p for p in refused.value.problems if "dot-score" in p.message)
+    assert says in problem.message
+    if line is not None:
+        assert problem.file.endswith("01-scores/params.py") and problem.line == line
+    else:
+        assert problem.file.endswith("questions.toml")
+    assert not Course.objects.exists()  # the import changed nothing
+    report = _validate(variants_dir)
+    assert any(says in p["message"] for p in report["problems"])
+
+
+def test_duplicate_numeric_answers_are_reported(variants_dir):
+    source = load_course(variants_dir)
+    check_exercises(source, build=False)
+    assert any("scale-factor" in w.message and "same answer" in w.message for w in source.warnings)
+    assert not any("dot-score" in w.message for w in source.warnings)
