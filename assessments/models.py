@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import models, transaction
+from django.db.models import F
 from django.tasks import task
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
@@ -28,10 +29,23 @@ from courses.models import RETIRE_HELP, ActiveQuerySet, Course, Exercise, Questi
 from grader.models import NOT_COUNTED
 
 WRONG_PASSWORDS = 10  # per student and assessment in an hour; then the password is not even compared
+# Wrong passwords for one assessment from all accounts together in an hour: someone with many
+# accounts cannot guess it either. A class that mistypes leaves room; students who started
+# already are not held back by it (ASSESSMENT_PASSWORD_LIMIT in settings overrides it).
+WRONG_PASSWORDS_PER_ASSESSMENT = 100
+PASSWORD_WINDOW = timedelta(hours=1)
 
 
 class Refused(Exception):
     """Work not accepted for an assessment; the message (translated) says why and what to do."""
+
+
+class TooManyPasswords(Refused):
+    """Passwords are not compared for a while: ``retry_after`` seconds (the page's Retry-After)."""
+
+    def __init__(self, message: str, retry_after: int):
+        super().__init__(message)
+        self.retry_after = max(1, retry_after)
 
 
 @dataclass(frozen=True)
@@ -255,20 +269,40 @@ class Assessment(models.Model):
             return session
 
     def _check_password(self, user, password: str, now: datetime) -> None:
-        """Refused for a wrong password, and for any password after WRONG_PASSWORDS tries within
-        an hour (counted per student and assessment in the rate limits' shared counters: a class
-        behind one address does not lock itself out). Every try is counted before the password
-        is compared, so that tries sent at once cannot all slip under the limit."""
+        """Refused for a wrong password, and TooManyPasswords for any password after
+        WRONG_PASSWORDS tries by one student within an hour, or after the assessment's own cap
+        of wrong passwords from all accounts together (WRONG_PASSWORDS_PER_ASSESSMENT an hour).
+        Both are counted in the rate limits' shared counters before the password is compared,
+        so that tries sent at once cannot all slip under a limit; the shared counter gives a
+        right password back, so it counts only wrong ones. A student who has started already
+        is not held back by the shared cap: guessing by others does not lock them out."""
         key = f"assessment-password:{self.pk}:{user.pk}"
-        tries, window_end = RateCounter.add_one(key, timedelta(hours=1))
+        tries, window_end = RateCounter.add_one(key, PASSWORD_WINDOW)
         if tries > WRONG_PASSWORDS:
-            wait = human_duration(max(1, math.ceil((window_end - now).total_seconds())))
-            raise Refused(
+            seconds, duration = _wait_until(window_end, now)
+            raise TooManyPasswords(
                 gettext("Too many wrong passwords. Try again in %(duration)s, or ask your instructor.")
-                % {"duration": wait}
+                % {"duration": duration},
+                seconds,
             )
+        started = AssessmentSession.objects.filter(assessment=self, user=user).exists()
+        shared = f"assessment-password:{self.pk}:*"
+        if not started:
+            wrong, shared_end = RateCounter.add_one(shared, PASSWORD_WINDOW)
+            if wrong > getattr(settings, "ASSESSMENT_PASSWORD_LIMIT", WRONG_PASSWORDS_PER_ASSESSMENT):
+                seconds, duration = _wait_until(shared_end, now)
+                raise TooManyPasswords(
+                    gettext(
+                        "Too many wrong passwords have been tried for this assessment. "
+                        "Try again in %(duration)s, or ask your instructor."
+                    )
+                    % {"duration": duration},
+                    seconds,
+                )
         if not constant_time_compare(password, self.password):
             raise Refused(gettext("That password is not right. Ask your instructor for it."))
+        if not started:  # a right password is not a guess: given back
+            RateCounter.objects.filter(key=shared, count__gt=0).update(count=F("count") - 1)
 
     def deadline_for(
         self, started: datetime, windows: Windows, override: "StudentOverride | None"
@@ -277,6 +311,12 @@ class Assessment(models.Model):
             return windows.closes
         factor = override.time_factor if override else 1.0
         return min(started + timedelta(minutes=self.time_limit_minutes * factor), windows.closes)
+
+
+def _wait_until(window_end: datetime, now: datetime) -> tuple[int, str]:
+    """Seconds until ``window_end`` (at least 1) and the same as words ("15 dakika")."""
+    seconds = max(1, math.ceil((window_end - now).total_seconds()))
+    return seconds, human_duration(seconds)
 
 
 def _pool_key(entry: dict) -> str:

@@ -20,7 +20,7 @@ from grader.grading import SubmissionRefused
 from grader.models import Submission
 
 from .handin import log_refusal, record_answer, record_submission
-from .models import Assessment, HandIn, Refused
+from .models import Assessment, HandIn, Refused, TooManyPasswords
 from .scoring import student_scores
 
 
@@ -150,6 +150,13 @@ def start(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse:
         return redirect(assessment.course.get_absolute_url())
     try:
         assessment.start(request.user, request.POST.get("password", ""))
+    except TooManyPasswords as refused:
+        # Passwords are not compared for a while: the start page says so, with Retry-After.
+        messages.error(request, str(refused))
+        response = assessment_detail(request, course_slug, slug)
+        response.status_code = 429
+        response["Retry-After"] = str(refused.retry_after)
+        return response
     except Refused as refused:
         messages.error(request, str(refused))
     return redirect(assessment_url(assessment))
