@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.ratelimit import ANSWERS, SUBMISSIONS
 from courses.kinds import AnswerError, GraderFailed, NotGradable, get_kind
-from courses.models import Exercise, Question
+from courses.models import Exercise, Question, QuestionVariant, spec_answered
 from courses.selftest import AnsweringTooFast, AnswerPending, AnswerRefused
 from grader.grading import SubmissionRefused
 from grader.models import Submission
@@ -83,10 +83,17 @@ def assessment_detail(request: HttpRequest, course_slug: str, slug: str) -> Http
 
 def _item_rows(assessment: Assessment, user, may_hand_in: bool) -> list[dict]:
     objects = assessment.item_objects()
+    # Each question as this student is asked it: their own variant (one query for the page).
+    questions = [item for item in objects.values() if isinstance(item, Question)]
+    variants = QuestionVariant.objects.current_for(questions, user)
+    for question in questions:
+        question.ask(variants.get(question.pk))
     shown = assessment.feedback_shown(user)
     [scores] = student_scores(assessment, [user])
     hand_ins: dict[str, list[HandIn]] = {}
-    for h in HandIn.objects.filter(assessment=assessment, user=user).select_related("attempt", "submission"):
+    for h in HandIn.objects.filter(assessment=assessment, user=user).select_related(
+        "attempt__variant", "attempt__question", "submission"
+    ):
         hand_ins.setdefault(h.item, []).append(h)
     allowed = assessment.attempts_allowed(assessment.override_for(user))
     rows = []
@@ -125,11 +132,12 @@ def _item_rows(assessment: Assessment, user, may_hand_in: bool) -> list[dict]:
             shown_items: list[dict] = []
             if attempt is not None and attempt.status == attempt.Status.DONE:
                 answer, graded = attempt.answer or {}, attempt.feedback or []
+                spec = spec_answered(attempt)  # the variant it was graded on, even if it changed since
                 try:
-                    feedback = kind.feedback_items(item.spec, answer, graded)
+                    feedback = kind.feedback_items(spec, answer, graded)
                     # Marks per option only once the student can answer no more, as in lessons.
                     final = not row["may_hand_in"]
-                    withheld = None if final else kind.withheld_feedback(item.spec, answer, graded)
+                    withheld = None if final else kind.withheld_feedback(spec, answer, graded)
                     shown_items = feedback if withheld is None else withheld
                 except (KeyError, IndexError, TypeError, StopIteration):
                     feedback = shown_items = []
@@ -231,6 +239,7 @@ def _answer_in_assessment(request: HttpRequest, question: Question, slug: str) -
     kind = get_kind(question.kind)
     if kind is None:
         raise Http404
+    question.ask_for(request.user)  # read and graded as the student's own variant
     try:
         raw = kind.answer_from_post(question.spec, request.POST)
         attempt = record_answer(assessment, request.user, question, raw)
