@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.contrib.auth.models import User
+from django.db.models import Exists, OuterRef
 
 from courses.models import Attempt, Course
 from grader.models import NOT_COUNTED, Submission
@@ -131,6 +132,23 @@ def student_scores(assessment: Assessment, users) -> list[StudentScores]:
             row.items.append(item)
         out.append(row)
     return out
+
+
+def manual_scores_over(submission_ids) -> int:
+    """How many manual scores stand over assessment items whose hand-ins include any of
+    ``submission_ids`` (ids, or a values("submission_id") query such as a regrade's items).
+
+    A regrade changes the submissions' scores, so the score the answers earn (``computed``);
+    a manual score replaces that and is never changed by it: these manual scores stay as they
+    are. The regrade page warns with this count before the regrade is applied
+    (templates/assessments/_regrade_manual_scores.html)."""
+    covered = HandIn.objects.filter(
+        assessment=OuterRef("assessment"),
+        user=OuterRef("user"),
+        item=OuterRef("item"),
+        submission_id__in=submission_ids,
+    )
+    return ManualScore.objects.filter(Exists(covered)).count()
 
 
 def enrolled_students(assessment: Assessment):
