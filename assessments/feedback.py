@@ -3,15 +3,22 @@ history show work handed in to a ``score_only`` or ``after_close`` assessment as
 allows (the score and how many cases fail, or only that it was received), never more."""
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 from django.http import HttpRequest
 from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext
 
 from grader.models import Submission
 
 from .models import Assessment, HandIn
 
 _OPENNESS = {"received": 0, "score": 1, "full": 2}
+ISTANBUL = ZoneInfo("Europe/Istanbul")  # the assessments' times are Istanbul time
 
 
 def _held_back(user, **hand_ins_filter) -> Iterator[tuple[HandIn, str]]:
@@ -41,21 +48,70 @@ def shown_for_submissions(user, submissions: list[Submission]) -> dict[int, str]
     return shown
 
 
+@dataclass(frozen=True)
+class HeldBackNote:
+    """What a lesson page says of a question or exercise whose work was handed in to an
+    assessment that keeps its feedback back: answered there, and when the feedback comes."""
+
+    title: str  # the assessment's
+    url: str  # the assessment's page
+    until: datetime | None  # after_close: the student's close; score_only: None (scores only)
+
+    @property
+    def text(self) -> str:
+        if self.until is None:
+            return gettext(
+                "Answered in “%(title)s”, which shows the score only: see it on the assessment's page."
+            ) % {"title": self.title}
+        return gettext("Answered in “%(title)s”; its feedback is shown after %(time)s.") % {
+            "title": self.title,
+            "time": timezone.localtime(self.until, ISTANBUL).strftime("%d.%m.%Y %H:%M"),
+        }
+
+
+@dataclass
+class HeldBack:
+    """``user``'s work handed in to a course's assessments that keep feedback back right now."""
+
+    answers: set[int] = field(default_factory=set)  # answer ids
+    submissions: set[int] = field(default_factory=set)  # submission ids
+    notes: dict[str, HeldBackNote] = field(default_factory=dict)  # item slug → the latest hand-in's
+
+
+def held_back(user, course) -> HeldBack:
+    """``user``'s work handed in to ``course``'s assessments that keep any feedback back right
+    now: the answers and submissions a lesson page leaves out, and for each item a note that
+    says where it was answered and when its feedback comes (the lesson shows that instead of
+    "new": the attempts it used still count). One query when nothing is held back."""
+    out = HeldBack()
+    if not user.is_authenticated:
+        return out
+    closes: dict[int, datetime | None] = {}
+    for hand_in, level in _held_back(user, assessment__course=course):
+        assessment = hand_in.assessment
+        if hand_in.attempt_id is not None:
+            out.answers.add(hand_in.attempt_id)
+        if hand_in.submission_id is not None:
+            out.submissions.add(hand_in.submission_id)
+        if assessment.pk not in closes:
+            closes[assessment.pk] = (
+                assessment.windows_for(assessment.override_for(user)).closes if level == "received" else None
+            )
+        out.notes[hand_in.item] = HeldBackNote(
+            assessment.title,
+            reverse("assessment", args=[course.slug, assessment.slug]),
+            closes[assessment.pk],
+        )
+    return out
+
+
 def held_back_work(user, course) -> tuple[set[int], set[int]]:
     """(answer ids, submission ids) of ``user``'s work handed in to ``course``'s assessments that
     keep any feedback back right now. The lesson pages, their status polls and İlerlemem leave
     them out: the answer to an exam question must not show on its lesson page before the
     assessment lets it. One query when nothing is held back."""
-    answers: set[int] = set()
-    submissions: set[int] = set()
-    if not user.is_authenticated:
-        return answers, submissions
-    for hand_in, _level in _held_back(user, assessment__course=course):
-        if hand_in.attempt_id is not None:
-            answers.add(hand_in.attempt_id)
-        if hand_in.submission_id is not None:
-            submissions.add(hand_in.submission_id)
-    return answers, submissions
+    work = held_back(user, course)
+    return work.answers, work.submissions
 
 
 def _held_back_html(request: HttpRequest, submission: Submission, shown: str) -> str:
@@ -65,6 +121,29 @@ def _held_back_html(request: HttpRequest, submission: Submission, shown: str) ->
         {"submission": submission, "shown": shown, "failing": failing},
         request=request,
     )
+
+
+def submission_payload(request: HttpRequest, submission: Submission, reused: bool = False) -> dict:
+    """What the exercise script (static/js/exercise.js) reads after code is posted from an
+    assessment's page: the result box, the status and where to poll it (the status poll,
+    ``?wait=1`` held as on lesson pages), with the assessment's feedback policy applied."""
+    pending = submission.is_pending
+    payload = {
+        "id": submission.pk,
+        "status": submission.progress,
+        "verdict": submission.verdict or None,
+        "score": submission.score,
+        "reused": reused,
+        "status_url": reverse("submission_status", args=[submission.pk]),
+        "html": render_to_string(
+            "grader/result.html",
+            {"submission": submission, "hints": {} if pending else submission.exercise.misconception_hints},
+            request=request,
+        ),
+    }
+    if (poll_after := submission.poll_after_ms()) is not None:
+        payload["poll_after_ms"] = poll_after
+    return hold_back_status(request, submission, payload)
 
 
 def hold_back_status(request: HttpRequest, submission: Submission, payload: dict) -> dict:
