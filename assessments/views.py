@@ -19,6 +19,7 @@ from courses.selftest import AnsweringTooFast, AnswerPending, AnswerRefused
 from grader.grading import SubmissionRefused
 from grader.models import Submission
 
+from .feedback import submission_payload
 from .handin import log_refusal, record_answer, record_submission
 from .models import Assessment, HandIn, Refused, TooManyPasswords
 from .scoring import student_scores
@@ -76,8 +77,14 @@ def assessment_detail(request: HttpRequest, course_slug: str, slug: str) -> Http
         if assessment.is_exam and session is None
         else None,
         "credit_now": round(100 * (windows.credit_at(now) or 0)),
-        "items": _item_rows(assessment, user, may_hand_in) if show_items else [],
     }
+    rows = _item_rows(assessment, user, may_hand_in) if show_items else []
+    context.update(
+        items=rows,
+        # Code items get the lesson pages' editor and live status (js/exercise.js, build/editor.js).
+        has_exercises=any(isinstance(row["item"], Exercise) for row in rows),
+        pending=any(row["score"].pending for row in rows),  # without JavaScript: the page refreshes
+    )
     return render(request, "assessments/assessment.html", context)
 
 
@@ -119,6 +126,10 @@ def _item_rows(assessment: Assessment, user, may_hand_in: bool) -> list[dict]:
                 submission=submission,
                 code=submission.code if submission else item.starter_code,
                 hints=item.misconception_hints,
+                # score_only: how many cases fail, never which (assessments/_held_back.html).
+                failing=sum(1 for test in (submission.tests or []) if not test.get("passed"))
+                if submission
+                else 0,
             )
         else:
             kind = get_kind(item.kind)
@@ -219,15 +230,22 @@ def answer(request: HttpRequest, course_slug: str, slug: str, item_slug: str) ->
 @login_required
 @require_POST
 def submit(request: HttpRequest, course_slug: str, slug: str, item_slug: str) -> HttpResponse:
-    """Code for one of the assessment's exercises (run on the examples, or handed in)."""
+    """Code for one of the assessment's exercises (run on the examples, or handed in). The
+    page's script (static/js/exercise.js, as on lesson pages) gets JSON and polls the status."""
     exercise = _item(Exercise, course_slug, item_slug)
     code = request.POST.get("code")
     mode = request.POST.get("mode", Submission.Mode.SUBMIT)
     if code is None or mode not in Submission.Mode.values:  # too large code: the hand-in says so
         message = _("The code could not be read. Reload the page and try again.")
+        if _wants_json(request):
+            return JsonResponse({"error": message}, status=400)
         return render(request, "400.html", {"message": message}, status=400)
     SUBMISSIONS.check(request, count=False)  # per address and site-wide; only accepted code counts
     return _submit_in_assessment(request, exercise, slug, code, mode)
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    return request.headers.get("X-Requested-With") == "dikkat"
 
 
 def _answer_in_assessment(request: HttpRequest, question: Question, slug: str) -> HttpResponse:
@@ -289,10 +307,25 @@ def _submit_in_assessment(
         log_refusal(assessment, request.user, exercise.slug, str(refused))
         return _refused(request, back, str(refused))
     except SubmissionRefused as refused:
-        messages.warning(request, str(refused))
-        return redirect(back)
+        response: HttpResponse
+        if _wants_json(request):
+            response = JsonResponse(
+                {"error": str(refused), "retry_after": refused.retry_after}, status=refused.status
+            )
+        else:
+            messages.warning(request, str(refused))
+            response = redirect(back)
+        if refused.retry_after:
+            response["Retry-After"] = str(refused.retry_after)
+        return response
     if not accepted.reused:
         SUBMISSIONS.count(request)
+    submission = accepted.submission
+    if _wants_json(request):
+        return JsonResponse(
+            submission_payload(request, submission, reused=accepted.reused),
+            status=202 if submission.is_pending else 200,
+        )
     messages.success(
         request,
         _("Your code was received at %(time)s.") % {"time": timezone.localtime().strftime("%H:%M:%S")},
@@ -301,7 +334,7 @@ def _submit_in_assessment(
 
 
 def _refused(request: HttpRequest, back: str, message: str) -> HttpResponse:
-    if request.headers.get("X-Requested-With") == "dikkat":
+    if _wants_json(request):
         return JsonResponse({"error": message}, status=409)
     messages.error(request, message)
     return redirect(back)
