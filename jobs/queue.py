@@ -8,11 +8,19 @@ PostgreSQL a row another worker is claiming is skipped, not waited for; on SQLit
 conditional UPDATE is the lock); only the holder of the current token may store a result, so
 a presumed-dead worker's late result is dropped. The sweeper (jobs.sweeper) queues again what
 lost its task or its worker and gives up after GRADING_MAX_TRIES lost workers.
+
+A lease token names the worker that holds it (``hold_leases_as``, called once by a worker
+process at start with a name unique to that start): when a supervisor sees a worker process
+die it gives exactly that worker's jobs back to the queue at once (``release``) instead of
+letting them wait for their leases to expire. The sweeper's expiry stays the fallback for a
+worker that dies with no supervisor watching.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import re
 import secrets
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -46,6 +54,32 @@ QUEUED, RUNNING, DONE, FAILED = JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.D
 PENDING = (QUEUED, RUNNING)
 SWEEP_BATCH = 500  # queued rows given a new task per sweep and model
 
+# A lease token is "<holder>.<random>" (the field holds 64 characters): the holder names the
+# worker process (unique per start of it), the random part tells one claim from the next.
+HOLDER = re.compile(r"[A-Za-z0-9_-]{1,39}")
+_holder = ""
+
+
+def lease_holder(worker_id: str) -> str:
+    """The name a worker's leases carry: its id when that fits in a token, else a digest of it
+    (the supervisor and the worker compute the same)."""
+    if HOLDER.fullmatch(worker_id):
+        return worker_id
+    return "h" + hashlib.sha256(worker_id.encode()).hexdigest()[:38]
+
+
+def hold_leases_as(worker_id: str) -> None:
+    """From now on this process's claims carry ``worker_id``: a supervisor that saw the process
+    die can release them (``JobQuerySet.release``) without waiting for them to expire."""
+    global _holder
+    _holder = lease_holder(worker_id) if worker_id else ""
+
+
+def new_token() -> str:
+    """A lease token: this process's holder name (if it has one) and 96 random bits."""
+    random = secrets.token_hex(12)
+    return f"{_holder}.{random}" if _holder else random
+
 
 @cache
 def _task(path: str) -> Task:
@@ -75,7 +109,7 @@ class JobQuerySet(models.QuerySet):
     def claim(self, pk: int, lease: timedelta, **fields: Any) -> str | None:
         """Move a queued job to running under a new lease; its token, or None if it was not
         queued (claimed by someone else, finished, or gone)."""
-        token = secrets.token_hex(16)
+        token = new_token()
         now = timezone.now()
         values = {
             "status": RUNNING,
@@ -139,9 +173,24 @@ class JobQuerySet(models.QuerySet):
             send(model, pk)  # the row is already committed: no transaction to wait for
             requeued += 1
         expired = self.filter(status=RUNNING, lease_expires_at__lt=now)
-        for pk, tries, token in expired.values_list("pk", "tries", "lease_token"):
+        back, lost = self._take_back(expired, "lease expired")
+        return requeued + back, given_up + lost
+
+    def release(self, worker_id: str) -> tuple[int, int]:
+        """Give back to the queue at once every job the worker ``worker_id`` holds: call it only
+        once that worker process is known to be dead (its supervisor reaped it). Its tries count
+        as lost workers, as when a lease expires. Returns (queued again, given up)."""
+        held = self.filter(status=RUNNING, lease_token__startswith=f"{lease_holder(worker_id)}.")
+        return self._take_back(held, "its worker died")
+
+    def _take_back(self, lost: JobQuerySet, how: str) -> tuple[int, int]:
+        """Queue again the running jobs ``lost`` whose worker is gone (a new task each), or
+        give up on those that lost GRADING_MAX_TRIES workers; (queued again, given up)."""
+        model = self.model
+        requeued = given_up = 0
+        for pk, tries, token in lost.values_list("pk", "tries", "lease_token"):
             if tries >= settings.GRADING_MAX_TRIES:
-                error = f"worker lost {tries} times (lease expired)"
+                error = f"worker lost {tries} times ({how})"
                 if self.give_up(pk, token, error, **model.given_up_fields(tries)):  # type: ignore[attr-defined]
                     given_up += 1
                     log.error("%s %s given up after %s tries", model._meta.label, pk, tries)
@@ -149,7 +198,7 @@ class JobQuerySet(models.QuerySet):
                 status=QUEUED,
                 lease_token="",
                 lease_expires_at=None,
-                last_error=f"worker lost on try {tries}; queued again",
+                last_error=f"worker lost on try {tries} ({how}); queued again",
             ):
                 requeued += 1
                 self.enqueue(pk)

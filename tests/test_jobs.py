@@ -16,7 +16,7 @@ from grader import regrade as regrades
 from grader.core import GradeResult, Verdict
 from grader.models import ItemCheck, RegradeItem, Submission
 from jobs.models import Job
-from jobs.sweeper import job_models, sweep
+from jobs.sweeper import job_models, release, sweep
 
 pytestmark = [pytest.mark.queue, pytest.mark.django_db(transaction=True)]
 
@@ -215,3 +215,60 @@ def test_a_new_job_model_is_given_up_on_with_its_own_fields(toy_job, settings):
     assert sweep() == {"jobs.ToyJob": (0, 1)}
     job.refresh_from_db()
     assert (job.status, job.note, job.is_pending) == ("failed", "gave up after 1", False)
+
+
+# --- a worker its supervisor saw die -------------------------------------------------------
+
+
+@pytest.fixture
+def holder():
+    """Claims made in this test carry the name of the worker ``holder(name)`` says we are."""
+    from jobs import queue
+
+    yield queue.hold_leases_as
+    queue.hold_leases_as("")
+
+
+def test_a_dead_workers_jobs_go_back_at_once_and_a_live_workers_stay_its(toy_job, holder, run_queue):
+    dead, alive = toy_job.objects.create(), toy_job.objects.create()
+    holder("w1-5d1e")
+    assert toy_job.objects.claim(dead.pk, LEASE) is not None
+    # A live worker whose id begins with the dead one's (the ids are random: it can happen).
+    holder("w1-5d1e2")
+    live_token = toy_job.objects.claim(alive.pk, LEASE)
+    assert live_token is not None
+    # Nothing has expired: only the supervisor's word that w1-5d1e died gives its job back.
+    assert sweep() == {}
+    assert release("w1-5d1e") == {"jobs.ToyJob": (1, 0)}
+    dead.refresh_from_db()
+    assert (dead.status, dead.tries, dead.lease_token) == ("queued", 1, "")
+    assert "worker died" in dead.last_error
+    alive.refresh_from_db()
+    assert (alive.status, alive.lease_token) == ("running", live_token)
+    assert release("w1-5d1e") == {}  # nothing held by it any more
+    run_queue()  # the dead worker's job is done by the next worker; the live one's stays its
+    assert list(toy_job.objects.order_by("pk").values_list("status", "tries")) == [
+        ("done", 2),
+        ("running", 1),
+    ]
+    assert toy_job.objects.finish(alive.pk, live_token, note="late but valid")
+
+
+def test_a_job_whose_workers_keep_dying_is_given_up_when_released(toy_job, holder, settings):
+    settings.GRADING_MAX_TRIES = 2
+    job = toy_job.objects.create()
+    for attempt, outcome in ((1, (1, 0)), (2, (0, 1))):
+        holder(f"w1-{attempt}")
+        assert toy_job.objects.claim(job.pk, LEASE) is not None
+        assert release(f"w1-{attempt}") == {"jobs.ToyJob": outcome}
+    job.refresh_from_db()
+    assert (job.status, job.note, job.tries) == ("failed", "gave up after 2", 2)
+
+
+def test_a_worker_id_too_long_for_a_token_is_still_released(toy_job, holder):
+    job = toy_job.objects.create()
+    worker = "a worker id with spaces and more than forty characters in it"
+    holder(worker)
+    token = toy_job.objects.claim(job.pk, LEASE)
+    assert token is not None and len(token) <= 64
+    assert release(worker) == {"jobs.ToyJob": (1, 0)}

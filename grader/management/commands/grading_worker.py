@@ -1,5 +1,10 @@
 """A grading worker: django-tasks-db's db_worker plus the sweeper thread (jobs.sweeper) that
-gives every kind of job whose task or worker was lost back to the queue."""
+gives every kind of job whose task or worker was lost back to the queue.
+
+Its leases carry its ``--worker-id`` (jobs.queue.hold_leases_as): `manage.py serve` gives each
+start of a worker an id of its own and, when it sees that process die, gives back that worker's
+jobs at once (jobs.sweeper.release). A worker run alone has a random id; should it die, its jobs
+wait for their leases to expire and the sweeper of another worker."""
 
 import logging
 import threading
@@ -12,6 +17,7 @@ from django_tasks_db.management.commands.db_worker import Command as DbWorkerCom
 
 from grader.core import sandbox_problem
 from grader.core.pool import enable_from_env
+from jobs.queue import hold_leases_as
 from jobs.sweeper import sweep
 
 log = logging.getLogger("grader")
@@ -41,6 +47,7 @@ class Command(DbWorkerCommand):
         if problem:  # fail closed: a worker that cannot sandbox (with caps) takes no work
             raise CommandError(f"This worker cannot grade safely: {problem}")
 
+        hold_leases_as(options["worker_id"])  # unique per start: db_worker's default is random
         enable_from_env()  # DIKKAT_GRADER_POOL=N keeps N sandboxes with NumPy already imported, each used once
         threading.Thread(
             target=_sweep_forever, args=(settings.GRADING_SWEEP_INTERVAL,), name="lease-sweeper", daemon=True
