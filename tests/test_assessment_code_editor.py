@@ -83,3 +83,40 @@ def test_code_in_an_assessment_has_the_editor_and_its_verdict_arrives_live(
     item.get_by_role("button", name="Örneklerde çalıştır").click()
     expect(result).to_contain_text("Bütün örnekler geçti", timeout=30_000)
     assert HandIn.objects.filter(item="attn").count() == 1
+
+
+QUIZ_HOMEWORK = """slug = "soru-odevi"
+title = "Soru ödevi"
+kind = "homework"
+opens = {opens}
+due = {due}
+items = ["score-fill", "roles"]
+"""
+
+
+def test_a_code_blank_answer_in_an_assessment_shows_its_result_without_a_reload(
+    page, transactional_db, tmp_path, grading_worker, logged_in
+):
+    root = tmp_path / "quiz"
+    shutil.copytree(FIXTURES / "quiz", root)
+    now = timezone.localtime(timezone.now()).replace(microsecond=0)
+    (root / "assessments").mkdir()
+    (root / "assessments" / "soru-odevi.toml").write_text(
+        QUIZ_HOMEWORK.format(
+            opens=(now - timedelta(hours=1)).isoformat(), due=(now + timedelta(hours=2)).isoformat()
+        ),
+        encoding="utf-8",
+    )
+    import_course(root, prepare_exercises=lambda source: check_exercises(source, build=True))
+    logged_in(Course.objects.get(slug="quiz"))
+    page.goto(page.base_url + "/kurs/quiz/degerlendirme/soru-odevi/")
+    # Matching gets the lesson pages' chips to drag (js/selftest.js), the selects staying as they are.
+    expect(page.locator("#item-roles .chip-tray")).to_be_visible()
+
+    question = page.locator("#item-score-fill")
+    question.get_by_label("1. boşluk").fill("K.T")
+    question.get_by_role("button", name="Cevabımı kaydet").click()  # a plain post, back to the page
+    expect(question.locator("[data-live-pending]")).to_be_attached()
+    page.evaluate("window.notReloaded = true")
+    expect(question).to_contain_text("Puan: 1 üzerinden 1.", timeout=30_000)
+    assert page.evaluate("window.notReloaded") is True  # the checked answer came without a reload
