@@ -40,13 +40,15 @@ test-layers: setup
 
 # Grader latency/throughput against a bare NumPy process, page throughput under gunicorn, then
 # time to verdict in a browser (click to verdict on the page) at an idle site, then the instructor
-# pages (gradebook, dashboard, CSV) on 10,000 generated students.
+# pages (gradebook, dashboard, CSV) on 10,000 generated students, then the cost of variants (the
+# course's import against the same course before variants; a lesson page with and without them).
 bench: setup
 	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; } || true
 	@$(PY) -m grader.bench --pool 1 --also courses/content/attention/06-scaled-dot-product/attention-function
 	@$(PY) scripts/pagebench.py
 	@$(PY) scripts/verdictbench.py
 	@$(PY) scripts/instructorbench.py
+	@$(PY) scripts/variantbench.py
 
 # A deadline rush on the grading queue over HTTP: 500 students, 1,000 submissions and code-blank
 # answers over 5 minutes, grading workers SIGKILLed twice. A short one:
