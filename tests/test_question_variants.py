@@ -188,9 +188,10 @@ def test_validate_reports_every_variant_count(variants_dir):
         ("def dot(rng):\n    return {'q': {1, 2}, 'k': 1, 'score': 1}\n", 1, "not JSON serializable"),
         ("def dot(rng):\n    return {'q': [1], 'k': [1], 'score': float('inf')}\n", 1, "not JSON compliant"),
         ("def dot(rng):\n    while True:\n        pass\n", 1, "did not finish within the time limit"),
+        ("def dot(rng):\n    big = np.ones((30000, 30000))\n    return {'q': big}\n", 2, "MemoryError"),
         ("def dot(rng):\n    return {'q': [1], 'k': [1]}\n", None, "{{ score }} is not a parameter"),
     ],
-    ids=["nondeterministic", "raises", "set", "infinite", "loops", "missing"],
+    ids=["nondeterministic", "raises", "set", "infinite", "loops", "allocates", "missing"],
 )
 def test_a_bad_generator_is_a_problem_with_its_file_and_line(db, variants_dir, body, line, says):
     other = (variants_dir / "01-scores" / "params.py").read_text().split("def scale", 1)[1]
