@@ -2,6 +2,7 @@
 attempts and submissions in Python for the students on one page (instructors/gradebook.py
 decides in the database which students a page shows, in what order)."""
 
+import math
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -14,9 +15,11 @@ from django.utils.text import Truncator
 from django.utils.translation import gettext as _
 
 from courses.kinds import get_kind
-from courses.models import Attempt, Course, Enrollment, Exercise, LessonProgress, Question
+from courses.models import Attempt, Course, Enrollment, Exercise, LessonProgress, Question, QuestionVariant
 from courses.templatetags_text import html_to_text
 from grader.models import Submission, Verdict
+
+from .variantview import params_summary
 
 
 @dataclass
@@ -240,6 +243,134 @@ def exercise_stats(exercise) -> tuple[ItemStats, dict]:
     stats = _success_stats(per_student)
     stats.misconceptions = tags.most_common()
     return stats, {"verdicts": verdicts, "hidden_failures": hidden_failures.most_common(5)}
+
+
+# A variant is marked "much harder" than the item's others when all of these hold: enough
+# students answered it and the other variants, its first-try success is at least HARDER_GAP
+# below theirs taken together, and a gap that large between groups of those sizes would come
+# by chance less than once in 1/HARDER_P (Fisher's exact test, one-sided): a single unlucky
+# student never marks a variant.
+HARDER_MIN_STUDENTS = 5
+HARDER_GAP = 0.20
+HARDER_P = 0.05
+
+
+@dataclass
+class VariantRow:
+    index: int | None  # None: answers graded before the item had variants
+    params: str = ""
+    seed: int | None = None
+    students: int = 0
+    attempts: int = 0
+    first_right: int = 0  # students right on their first try
+    mean_score: float | None = None
+    harder: bool = False
+    others_first_try: float | None = None  # the other variants' first-try success together
+    p_value: float | None = None
+
+    @property
+    def number(self) -> int | None:
+        return None if self.index is None else self.index + 1
+
+    @property
+    def label(self) -> str:
+        return _("Variant %(number)s") % {"number": self.number} if self.index is not None else ""
+
+    @property
+    def first_try(self) -> float | None:
+        return self.first_right / self.students if self.students else None
+
+    @property
+    def first_try_percent(self) -> int | None:
+        return None if self.first_try is None else round(100 * self.first_try)
+
+
+def fisher_lower_tail(right: int, students: int, others_right: int, others: int) -> float:
+    """P(at most ``right`` of ``students`` right on the first try) if the variant were as easy
+    as the others: the one-sided p-value of Fisher's exact test on the 2×2 table."""
+    total, successes = students + others, right + others_right
+    denominator = math.comb(total, students)
+    low = max(0, students - (total - successes))
+    return (
+        sum(
+            math.comb(successes, k) * math.comb(total - successes, students - k)
+            for k in range(low, right + 1)
+        )
+        / denominator
+    )
+
+
+def _mark_harder(rows: list[VariantRow]) -> None:
+    counted = [row for row in rows if row.index is not None]
+    all_students = sum(row.students for row in counted)
+    all_right = sum(row.first_right for row in counted)
+    for row in counted:
+        others, others_right = all_students - row.students, all_right - row.first_right
+        if not others:
+            continue
+        row.others_first_try = others_right / others
+        if row.students < HARDER_MIN_STUDENTS or others < HARDER_MIN_STUDENTS:
+            continue
+        assert row.first_try is not None  # students > 0
+        if row.first_try > row.others_first_try - HARDER_GAP:
+            continue
+        row.p_value = fisher_lower_tail(row.first_right, row.students, others_right, others)
+        row.harder = row.p_value < HARDER_P
+
+
+def _variant_rows(
+    per_variant: dict[int | None, dict[int, list[tuple[datetime, bool, float]]]],
+    count: int,
+    policy: str,
+) -> list[VariantRow]:
+    rows = []
+    for index in [*range(count), *sorted(k for k in per_variant if k is not None and k >= count)]:
+        rows.append(VariantRow(index))
+    if None in per_variant:
+        rows.append(VariantRow(None))
+    for row in rows:
+        per_student = per_variant.get(row.index, {})
+        row.students = len(per_student)
+        row.attempts = sum(len(tries) for tries in per_student.values())
+        row.first_right = sum(1 for tries in per_student.values() if tries[0][1])
+        kept = [_score([(t, s) for t, _ok, s in tries], policy)[0] or 0.0 for tries in per_student.values()]
+        row.mean_score = sum(kept) / len(kept) if kept else None
+    _mark_harder(rows)
+    return rows
+
+
+def variant_stats(item) -> list[VariantRow]:
+    """How students fared on each variant of an item with variants (empty without): one row
+    per variant in order, each with its parameters on one line; answers graded before the item
+    had variants in a last row of their own. A question's answers count on the variant they
+    were graded on, an exercise's submissions on the variant they were graded against."""
+    if item.variant_count <= 1:
+        return []
+    per_variant: dict[int | None, dict[int, list]] = defaultdict(lambda: defaultdict(list))
+    seeds: dict[int, int] = {}
+    params: dict[int, str] = {}
+    if item.is_exercise:
+        submissions = Submission.objects.counted().filter(exercise=item).order_by("created_at", "pk")
+        for user_id, index, seed, created, verdict, after_reveal, score in submissions.values_list(
+            "user_id", "variant", "variant_seed", "created_at", "verdict", "after_reveal", "score"
+        ):
+            ok = verdict == Verdict.PASSED and not after_reveal
+            per_variant[index][user_id].append((created, ok, 0.0 if after_reveal else score or 0.0))
+            if seed is not None:
+                seeds[index] = seed
+    else:
+        answers = Attempt.objects.answers().filter(question=item).order_by("created_at", "pk")
+        for user_id, index, created, correct, after_reveal, score in answers.values_list(
+            "user_id", "variant__index", "created_at", "correct", "after_reveal", "score"
+        ):
+            per_variant[index][user_id].append((created, correct and not after_reveal, score))
+        for variant in QuestionVariant.objects.filter(question=item, current=True):
+            params[variant.index], seeds[variant.index] = params_summary(variant.params), variant.seed
+    rows = _variant_rows(per_variant, item.variant_count, item.course.score_policy)
+    for row in rows:
+        if row.index is not None:
+            row.params, row.seed = params.get(row.index, ""), seeds.get(row.index)
+    return rows
 
 
 @dataclass

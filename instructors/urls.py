@@ -25,6 +25,12 @@ urlpatterns = [
         name="regrade_start",
     ),
     path("<slug:course_slug>/alistirma/<slug:slug>/dene/", views.test_item, name="test_item"),
+    path(
+        "<slug:course_slug>/soru/<slug:slug>/ogrenci/<int:user_id>/",
+        views.question_attempts,
+        name="attempts",
+    ),
+    path("<slug:course_slug>/soru/<slug:slug>/dene/", views.test_question, name="test_question"),
     path("<slug:course_slug>/yeniden-notlandirma/<int:pk>/", views.regrade_detail, name="regrade"),
     path("<slug:course_slug>/onizleme/<slug:lesson_slug>/", views.lesson_preview, name="preview"),
 ]

@@ -22,9 +22,19 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from courses.kinds import get_kind
+from courses.kinds import AnswerError, NotGradable, get_kind
 from courses.lessonpage import render_lesson
-from courses.models import AnswerPreview, Course, Enrollment
+from courses.models import (
+    AnswerPreview,
+    Attempt,
+    Course,
+    Enrollment,
+    Question,
+    QuestionVariant,
+    spec_answered,
+)
+from courses.preview import preview_answer
+from courses.selftest import AnsweringTooFast, AnswerPending
 from grader import itemcheck
 from grader import regrade as regrades
 from grader.models import Regrade, Submission, Verdict
@@ -32,6 +42,7 @@ from grader.models import Regrade, Submission, Verdict
 from . import stats
 from .gradebook import SORTS, Order, Students, kept_scores
 from .spreadsheet import csv_cell
+from .variantview import hidden_inputs, params_summary, params_view, variant_label
 
 
 def _get_course_for_instructor(request: HttpRequest, slug: str) -> Course:
@@ -128,9 +139,9 @@ def _cells_shown(course: Course, items: list, row: stats.Row) -> list[dict]:
         if cell.score is None:
             cells.append({"css": "cell-none", "score": None})
             continue
-        href = ""
-        if item.is_exercise:
-            href = reverse("instructors:submissions", args=[course.slug, item.slug, row.user.pk])
+        # The student's code of an exercise; their answers to a question (and its variant).
+        view = "instructors:submissions" if item.is_exercise else "instructors:attempts"
+        href = reverse(view, args=[course.slug, item.slug, row.user.pk])
         cells.append(
             {
                 "css": "cell-full" if cell.score == 1 else "cell-part",
@@ -219,6 +230,13 @@ def item_stats(request: HttpRequest, course_slug: str, kind: str, slug: str) -> 
         question_kind = get_kind(item.kind)
         context["kind_stats_template"] = question_kind.stats_template if question_kind else ""
     context["summary"] = summary
+    context["variant_rows"] = rows = stats.variant_stats(item)
+    context["harder_rows"] = [row for row in rows if row.harder]
+    context["harder_rule"] = {
+        "students": stats.HARDER_MIN_STUDENTS,
+        "gap": round(100 * stats.HARDER_GAP),
+        "chance": round(1 / stats.HARDER_P),
+    }
     labels = context["misconception_labels"] = stats.misconception_labels(item)
     context["misconception_rows"] = [
         (_misconception_row(tag, labels), n) for tag, n in summary.misconceptions
@@ -268,6 +286,11 @@ def student_submissions(request: HttpRequest, course_slug: str, slug: str, user_
                 "earlier_grades": list(submission.grade_history.all())[:-1],
             }
         )
+    for entry in entries:
+        submission = entry["submission"]
+        entry["variant_label"] = (
+            variant_label(submission.variant, exercise.variant_count) if exercise.variant_count > 1 else ""
+        )
     hints = exercise.misconception_hints
     return render(
         request,
@@ -280,8 +303,30 @@ def student_submissions(request: HttpRequest, course_slug: str, slug: str, user_
             "hints": hints,
             "page": page,
             "misconception_labels": stats.misconception_labels(exercise),
+            "variant": _exercise_variant(exercise, exercise.variant_index(student), submissions),
         },
     )
+
+
+def _exercise_variant(exercise, index: int, submissions=None) -> dict | None:
+    """What the instructor reads about an exercise's variant ``index``: its label, its seed
+    (as its submissions were graded with it) and its hidden inputs; None without variants."""
+    if exercise.variant_count <= 1:
+        return None
+    seed = None
+    if submissions is not None:
+        seed = (
+            submissions.filter(variant=index, variant_seed__isnull=False)
+            .values_list("variant_seed", flat=True)
+            .first()
+        )
+    return {
+        "index": index,
+        "number": index + 1,
+        "label": variant_label(index, exercise.variant_count),
+        "seed": seed,
+        "hidden": hidden_inputs(exercise, index),
+    }
 
 
 def _diff_lines(old: str, new: str, old_name: str, new_name: str) -> list[tuple[str, str]]:
@@ -380,3 +425,171 @@ def test_item(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse
             "misconception_labels": stats.misconception_labels(exercise),
         },
     )
+
+
+ATTEMPTS_PER_PAGE = 20
+ALL_VARIANTS = "hepsi"  # ?varyant=hepsi: every variant of the item
+
+
+def _chosen_variant(value: str | None, count: int) -> int | None:
+    """The variant an instructor picked, from ``?varyant=3`` (numbered from 1 as pages show
+    it): its index, or None for all of them (or a number the item does not have)."""
+    if value and value.isdigit() and 1 <= int(value) <= count:
+        return int(value) - 1
+    return None
+
+
+def _answer_items(kind, spec: dict, answered) -> list[dict]:
+    """An answer's parts as the student's feedback reads them (what they answered, right or
+    wrong); none when the question changed too much since (as on the lesson page)."""
+    if kind is None or answered.answer is None or answered.is_pending:
+        return []
+    try:
+        return kind.feedback_items(spec, answered.answer, answered.feedback)
+    except (KeyError, IndexError, TypeError, StopIteration):
+        return []
+
+
+def _question_variant(question: Question, variant: QuestionVariant | None) -> dict | None:
+    """What the instructor reads about one variant of a question: its label, seed, parameters,
+    the prompt as asked and the right answer; None for a question without variants."""
+    if variant is None:
+        return None
+    kind = get_kind(question.kind)
+    return {
+        "variant": variant,
+        "number": variant.index + 1,
+        "label": variant_label(variant.index, question.variant_count),
+        "params": params_view(variant.params),
+        "solution": kind.solution_items(variant.spec) if kind else [],
+    }
+
+
+@login_required
+def question_attempts(request: HttpRequest, course_slug: str, slug: str, user_id: int) -> HttpResponse:
+    """One student's answers to a question, newest first: the variant they were asked (its
+    parameters and prompt) and, for each answer, the variant it was graded on."""
+    course = _get_course_for_instructor(request, course_slug)
+    question = _get_item(course, "q", slug)
+    student = get_object_or_404(User, pk=user_id, enrollments__course=course)
+    kind = get_kind(question.kind)
+    current = question.variant_for(student)
+    attempts = (
+        Attempt.objects.filter(question=question, user=student)
+        .select_related("variant")
+        .order_by("-created_at", "-pk")
+    )
+    page = Paginator(attempts, ATTEMPTS_PER_PAGE).get_page(request.GET.get("page"))
+    entries = []
+    for attempt in page.object_list:
+        entry: dict = {"attempt": attempt, "items": _answer_items(kind, spec_answered(attempt), attempt)}
+        if attempt.variant_id is not None:
+            assert attempt.variant is not None
+            entry["variant_label"] = variant_label(attempt.variant.index, question.variant_count)
+            # Graded on a variant the student is no longer asked (a later import changed it).
+            if current is None or attempt.variant_id != current.pk:
+                entry["other_variant"] = _question_variant(question, attempt.variant)
+        entries.append(entry)
+    return render(
+        request,
+        "instructors/attempts.html",
+        {
+            "course": course,
+            "question": question,
+            "student": student,
+            "current": _question_variant(question, current),
+            "prompt_html": current.prompt_html if current else question.prompt_html,
+            "entries": entries,
+            "page": page,
+            "misconception_labels": stats.misconception_labels(question),
+        },
+    )
+
+
+@login_required
+def test_question(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse:
+    """ "Test this item" for a question: every variant with its parameters and answer, or one
+    (``?varyant=3``) as a student is asked it, to answer like a student (graded, never
+    recorded: an instructor's preview answer)."""
+    course = _get_course_for_instructor(request, course_slug)
+    question = _get_item(course, "q", slug)
+    chosen = _chosen_variant(
+        request.POST.get("varyant") or request.GET.get("varyant"), question.variant_count
+    )
+    variant = None
+    if question.variant_count > 1 and chosen is not None:
+        variant = get_object_or_404(QuestionVariant, question=question, index=chosen, current=True)
+    elif question.variant_count > 1:
+        chosen = None
+    kind = get_kind(question.kind)
+    if kind is None:
+        raise Http404
+    here = reverse("instructors:test_question", args=[course.slug, question.slug])
+    assert isinstance(request.user, User)  # login_required
+    if request.method == "POST":
+        if question.variant_count > 1 and variant is None:
+            return redirect(here)
+        question.ask(variant)
+        query = {"varyant": variant.index + 1} if variant else {}
+        try:
+            answered = preview_answer(
+                request.user, question, kind.answer_from_post(question.spec, request.POST)
+            )
+        except (AnswerError, NotGradable) as exc:
+            messages.warning(request, _("This answer could not be graded: %(reason)s") % {"reason": exc})
+        except AnswerPending:
+            messages.warning(
+                request,
+                _("Your previous answer is still being checked. Wait for its result, then try again."),
+            )
+        except AnsweringTooFast as slow:
+            messages.warning(
+                request,
+                _("You are answering very fast. Please wait %(seconds)d seconds and try again.")
+                % {"seconds": slow.retry_after},
+            )
+        else:
+            query["onizleme"] = answered.pk
+        return redirect(f"{here}?{urlencode(query)}" if query else here)
+    context: dict = {"course": course, "question": question, "all_value": ALL_VARIANTS}
+    if question.variant_count > 1:
+        context["choices"] = [
+            {"number": n, "label": variant_label(n - 1, question.variant_count)}
+            for n in range(1, question.variant_count + 1)
+        ]
+    if question.variant_count > 1 and variant is None:
+        # Every variant at once: its parameters and its answer, to compare them.
+        context["variants"] = [
+            {
+                "number": v.index + 1,
+                "label": variant_label(v.index, question.variant_count),
+                "params": params_summary(v.params),
+                "solution": kind.solution_items(v.spec),
+            }
+            for v in QuestionVariant.objects.filter(question=question, current=True).order_by("index")
+        ]
+        return render(request, "instructors/test_question.html", context)
+    question.ask(variant)
+    shown_id = request.GET.get("onizleme", "")
+    shown = (
+        AnswerPreview.objects.filter(pk=shown_id, user=request.user, question=question)
+        .select_related("variant")
+        .first()
+        if shown_id.isdigit()
+        else None
+    )
+    if (
+        shown is not None
+        and shown.variant_id is not None
+        and variant is not None
+        and shown.variant_id != variant.pk
+    ):
+        shown = None  # an answer to another variant
+    context |= {
+        "chosen": _question_variant(question, variant),
+        "kind_context": kind.context(question.spec, (request.user.pk, course.pk, question.slug)),
+        "shown": shown,
+        "shown_items": _answer_items(kind, spec_answered(shown), shown) if shown else [],
+        "solution": kind.solution_items(question.spec),
+    }
+    return render(request, "instructors/test_question.html", context)
