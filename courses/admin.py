@@ -8,7 +8,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from .kinds import REGISTRY
-from .models import Attempt, Course, Enrollment, Exercise, Lesson, LessonProgress, Question
+from .models import Attempt, Course, Enrollment, Exercise, Lesson, LessonProgress, Question, QuestionVariant
 from .reimport import latest_reimport, queue_reimport
 
 
@@ -224,6 +224,35 @@ class LessonAdmin(InstructorScopedAdmin):
         return _preview(obj.body_html)
 
 
+class QuestionVariantInline(admin.TabularInline):
+    """A question's current variants, as its generator made them at the last import: read-only
+    (the next import would undo an edit; old variants stay for the attempts graded on them)."""
+
+    model = QuestionVariant
+    fields = ("index_shown", "seed", "params", "prompt_preview")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(current=True).order_by("index")
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description=_("variant"))
+    def index_shown(self, obj):
+        return obj.index + 1
+
+    @admin.display(description=_("prompt preview"))
+    def prompt_preview(self, obj):
+        return _preview(obj.prompt_html)
+
+
 @admin.register(Question)
 class QuestionAdmin(InstructorScopedAdmin):
     list_display = (question_text, "slug", kind_label, "lesson", "order", "max_attempts", "retired")
@@ -240,6 +269,7 @@ class QuestionAdmin(InstructorScopedAdmin):
         "reveal",
     )
     exclude = ("prompt_html", "explanation_html", "kind")
+    inlines = [QuestionVariantInline]
 
     @admin.display(description=_("prompt preview"))
     def prompt_preview(self, obj):

@@ -215,3 +215,13 @@ def test_duplicate_numeric_answers_are_reported(variants_dir):
     check_exercises(source, build=False)
     assert any("scale-factor" in w.message and "same answer" in w.message for w in source.warnings)
     assert not any("dot-score" in w.message for w in source.warnings)
+
+
+def test_the_admin_shows_a_questions_variants_read_only(course, make_user, client):
+    admin = make_user("yonetici", is_staff=True, is_superuser=True)
+    client.force_login(admin)
+    question = Question.objects.get(course=course, slug="rows-fill")
+    page = client.get(f"/admin/courses/question/{question.pk}/change/").content.decode()
+    for variant in question.variants.filter(current=True):
+        assert str(variant.seed) in page
+    assert 'name="variants-0-params"' not in page  # shown, not editable
