@@ -185,6 +185,23 @@ def test_numeric_answers_are_numpys_and_apart_from_the_wrong_values(generated):
                     assert abs(value - other) > tolerance, (where, value, other)
 
 
+def test_no_variants_answer_is_printed_in_its_lesson(source):
+    """The answer as the variant's explanation writes it ("13,1", "0,7631") is nowhere in the
+    lesson's own text. (A lesson number merely within tolerance of an answer, such as the
+    softmax example's 0,090 next to a weight of 0,0911, is a coincidence and allowed.)"""
+    for lesson in source.lessons:
+        numbers = set(re.findall(r"\d+(?:,\d+)?", _shown_text(lesson.body_html)))
+        for question in lesson.questions:
+            if not (question.generator and question.kind == "numeric"):
+                continue
+            for variant in question.variants:
+                answer = variant["spec"]["answer"]
+                if answer == int(answer) and abs(answer) < 10:
+                    continue  # small whole numbers are everywhere; they give nothing away
+                written = f"{abs(answer):.6g}".replace(".", ",")
+                assert written not in numbers, (lesson.slug, question.slug, variant["index"], written)
+
+
 def test_no_two_variants_share_an_answer(source, generated):
     assert [str(w) for w in source.warnings] == []
     for question in generated.values():
