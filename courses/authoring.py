@@ -47,7 +47,15 @@ COURSE_KEYS = {
 }
 PARAMS_FILE = "params.py"
 LESSON_KEYS = {"slug", "title", "order", "summary"}
-EXERCISE_KEYS = {"slug", "title", "order", "prompt", "reveal", "misconceptions"}  # plus the grader's keys
+EXERCISE_KEYS = {
+    "slug",
+    "title",
+    "order",
+    "prompt",
+    "reveal",
+    "misconceptions",
+    "variants",
+}  # plus the grader's keys
 MAX_SOURCE_BYTES = 64 * 1024
 ASSESSMENT_KEYS = {
     "slug",
@@ -592,8 +600,20 @@ class _Loader:
             reveal = {}
         spec = {key: value for key, value in doc.data.items() if key not in EXERCISE_KEYS}
         misconceptions = self.load_misconceptions(doc, folder)
+        slug = self.slug(doc)
+        # Only an exercise that asks for variants has them (not the course's default): the
+        # hidden cases of the others stay what they were.
+        variant_count = self.variant_count(doc, ("variants",), 1)
+        if variant_count > 1 and not (folder / "cases.py").is_file():
+            self.problem(
+                path,
+                doc.line_of("variants"),
+                f"{slug}: variants = {variant_count} needs cases.py next to exercise.toml "
+                "(its make_cases(rng) draws each variant's hidden cases)",
+            )
+            variant_count = 1
         return ExerciseSource(
-            slug=self.slug(doc),
+            slug=slug,
             title=self.string(doc, ("title",), required=True),
             order=self.order(doc, ("order",), 50),
             prompt_html=self.render(doc, path, self.string(doc, ("prompt",)), doc.line_of("prompt")),
@@ -605,6 +625,7 @@ class _Loader:
             directory=folder,
             file=self.rel(path),
             misconceptions=misconceptions,
+            variant_count=variant_count,
         )
 
     def load_misconceptions(self, doc: TomlSource, folder: Path) -> list[dict]:

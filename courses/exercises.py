@@ -5,10 +5,13 @@ import hashlib
 import json
 import re
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from grader.bundles import bundle_path, prepare
+from grader.bundles import bundle_path, prepare, run_on_variants, variant_dir
 from grader.core import (
+    ExerciseSpec,
+    Reference,
     ReferenceFailed,
     SandboxUnavailable,
     SpecError,
@@ -215,6 +218,7 @@ def _check_exercise(source: CourseSource, exercise, *, build: bool) -> list[Prob
         problems.append(
             Problem(exercise.file, 1, f"{exercise.slug}: an exercise needs at least one hidden case")
         )
+    of_variant = f" of variant 0 (seed {variant_seed(spec.seed, 0)})" if exercise.variant_count > 1 else ""
     for variant in exercise.misconceptions:
         result = grade(variant["source"], spec, cases, ref)
         catalogue.record(exercise, variant["tag"], result)  # for validate_course's report
@@ -224,7 +228,7 @@ def _check_exercise(source: CourseSource, exercise, *, build: bool) -> list[Prob
                 Problem(
                     exercise.file,
                     variant["line"],
-                    f"{exercise.slug}: misconception {variant['tag']!r} ({variant['file']}) passes every hidden case; add a case that catches it",
+                    f"{exercise.slug}: misconception {variant['tag']!r} ({variant['file']}) passes every hidden case{of_variant}; add a case that catches it",
                 )
             )
         elif target is not None:
@@ -237,4 +241,111 @@ def _check_exercise(source: CourseSource, exercise, *, build: bool) -> list[Prob
                     cases,
                     run_reference(variant["source"], spec, cases, allow_failures=True),
                 )
+    if exercise.variant_count > 1:
+        problems.extend(_check_variants(exercise, spec, target))
     return problems
+
+
+# Variants are built two at a time (each in its own sandbox): what a 2-core host does best.
+VARIANT_WORKERS = 2
+CHECKED_FILE = "checked.json"  # in a variant's bundle: every misconception was caught in it
+
+
+def _check_variants(exercise, spec: ExerciseSpec, target: Path | None) -> list[Problem]:
+    """Variants 1 … N-1 of an exercise (variant 0 is the exercise's own bundle, checked above):
+    cases.py's cases from each variant's seed, the reference passing them, and every catalogued
+    misconception failing some hidden case of each. With ``target``, each variant's grading data
+    and its misconceptions' outputs are stored at ``variant_dir(target, i)``; a variant stored and
+    proved before (the folder is keyed by its content hash) is not run again."""
+    indices = range(1, exercise.variant_count)
+    seeds = {i: variant_seed(spec.seed, i) for i in indices}
+    where = {i: f"variant {i} (seed {seeds[i]})" for i in indices}
+
+    def build(index: int):
+        folder = variant_dir(target, index) if target is not None else None
+        try:
+            _, cases, ref = prepare(
+                exercise.spec,
+                exercise.solution_code,
+                source_dir=exercise.directory,
+                target=folder,
+                seed=seeds[index],
+            )
+        except SpecError as exc:
+            return Problem(
+                exercise.file,
+                _spec_line(exercise, exc.key),
+                f"{exercise.slug}: {where[index]}: {exc.message}",
+            )
+        except ReferenceFailed as failed:
+            return Problem(
+                str(Path(exercise.file).with_name("solution.py")),
+                1,
+                f"{exercise.slug}: the reference solution does not pass {where[index]} "
+                f"({_failure_text(failed.result)})",
+            )
+        return cases, ref
+
+    problems: list[Problem] = []
+    built: dict[int, tuple[list, Reference]] = {}
+    with ThreadPoolExecutor(VARIANT_WORKERS) as workers:
+        for index, outcome in zip(indices, workers.map(build, indices), strict=True):
+            if isinstance(outcome, Problem):
+                problems.append(outcome)
+                continue
+            cases, _ = outcome
+            if not any(case.hidden for case in cases):
+                problems.append(
+                    Problem(exercise.file, 1, f"{exercise.slug}: {where[index]} has no hidden case")
+                )
+                continue
+            built[index] = outcome
+        if problems:
+            return problems
+        unproved = [
+            i for i in built if target is None or not (variant_dir(target, i) / CHECKED_FILE).exists()
+        ]
+        if not unproved or not exercise.misconceptions:
+            _mark_checked(target, unproved, seeds)
+            return []
+
+        def check(variant: dict) -> list:
+            runs = run_on_variants(variant["source"], spec, [built[i] for i in unproved])
+            for at, run in enumerate(runs):
+                if run is None:  # the shared run was stopped: this variant in a run of its own
+                    cases, ref = built[unproved[at]]
+                    runs[at] = (
+                        grade(variant["source"], spec, cases, ref),
+                        run_reference(variant["source"], spec, cases, allow_failures=True),
+                    )
+            return runs
+
+        results = list(workers.map(check, exercise.misconceptions))
+    caught_everywhere = set(unproved)
+    for variant, runs in zip(exercise.misconceptions, results, strict=True):
+        for index, (result, outputs) in zip(unproved, runs, strict=True):
+            caught = any(t.hidden and not t.passed for t in result.tests)
+            if result.verdict == Verdict.PASSED or not caught:
+                caught_everywhere.discard(index)
+                problems.append(
+                    Problem(
+                        exercise.file,
+                        variant["line"],
+                        f"{exercise.slug}: misconception {variant['tag']!r} ({variant['file']}) passes "
+                        f"every hidden case of {where[index]}; make cases.py catch it in every variant",
+                    )
+                )
+            elif target is not None:
+                folder = variant_dir(target, index) / "variants" / variant["tag"]
+                if not (folder / "manifest.json").exists():
+                    save_bundle(folder, spec, built[index][0], outputs)
+    _mark_checked(target, sorted(caught_everywhere), seeds)
+    return problems
+
+
+def _mark_checked(target: Path | None, indices, seeds: dict[int, int]) -> None:
+    if target is None:
+        return
+    for index in indices:
+        marker = variant_dir(target, index) / CHECKED_FILE
+        marker.write_text(json.dumps({"index": index, "seed": seeds[index]}), encoding="utf-8")

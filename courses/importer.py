@@ -140,6 +140,7 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
                         "spec": e.spec,
                         "reveal": e.reveal,
                         "content_hash": e.content_hash,
+                        "variant_count": e.variant_count,
                         "source_dir": e.file.rsplit("/", 1)[0],
                         "misconceptions": [
                             {"tag": m["tag"], "hint_html": m["hint_html"]} for m in e.misconceptions

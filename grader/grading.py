@@ -21,6 +21,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from courses.models import Enrollment
+from courses.variants import index_for, item_key, variant_seed
 
 from . import bundles
 from .core import GradeResult, Message, SandboxUnavailable, check_source, grade, parse_spec
@@ -50,6 +51,21 @@ def exercise_bundle(exercise) -> Path:
     return bundles.bundle_path("exercises", exercise.course.slug, exercise.slug, exercise.content_hash)
 
 
+def seed_of(exercise, index: int) -> int | None:
+    """The seed cases.py drew variant ``index``'s hidden cases from (None: no variants)."""
+    if exercise.variant_count <= 1:
+        return None
+    return variant_seed(parse_spec(exercise.spec).seed, index)
+
+
+def graded_variant(exercise, variant: int, user_id: int) -> int:
+    """The variant a submission is graded on: the one it was given, unless a later import left
+    the exercise with fewer variants; then the student's own variant of the exercise now."""
+    if variant < max(1, exercise.variant_count):
+        return variant
+    return index_for(exercise.course.variant_salt, user_id, item_key(exercise), exercise.variant_count)
+
+
 def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT, preview: bool = False) -> Accepted:
     """Store a submission and queue it for grading (after commit); code over the exercise's
     size limit is refused before anything is stored."""
@@ -65,13 +81,15 @@ def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT, previe
         )
     code_hash = Submission.hash_code(code)
     now = timezone.now()
+    # The student's own variant (an instructor's preview: the instructor's): hidden cases of their own.
+    variant = exercise.variant_index(user)
     with transaction.atomic():
         # One student's submissions go one at a time, so the limits below hold on PostgreSQL
         # too (SQLite's IMMEDIATE transactions already serialise writers).
         Enrollment.objects.select_for_update().filter(user=user, course_id=exercise.course_id).first()
         mine = Submission.objects.filter(user=user)
         same = (
-            mine.filter(exercise=exercise, mode=mode, code_hash=code_hash, preview=preview)
+            mine.filter(exercise=exercise, mode=mode, code_hash=code_hash, preview=preview, variant=variant)
             .exclude(verdict=Verdict.INTERNAL_ERROR)
             .filter(graded_hash__in=[exercise.content_hash, ""])
             .first()
@@ -109,6 +127,8 @@ def submit(user, exercise, code: str, mode: str = Submission.Mode.SUBMIT, previe
             code=code.replace("\x00", "\ufffd"),
             code_hash=code_hash,
             preview=preview,
+            variant=variant,
+            variant_seed=seed_of(exercise, variant),
             after_reveal=not preview and SolutionReveal.objects.filter(user=user, exercise=exercise).exists(),
             # The task goes on the queue when this commits; if that fails, the sweeper
             # re-enqueues after GRADING_REQUEUE_AFTER, counted from here.
@@ -168,9 +188,15 @@ def claim(submission_id: int) -> tuple[Submission, str] | None:
 
 
 def run_grading(submission: Submission) -> tuple[GradeResult, str]:
-    """Grade in a fresh sandbox against the exercise's current hidden data."""
+    """Grade in a fresh sandbox against the exercise's current hidden data: the student's own
+    variant of it (the one stored with the submission)."""
     exercise = submission.exercise
-    directory = exercise_bundle(exercise)
+    variant = graded_variant(exercise, submission.variant, submission.user_id)
+    if variant != submission.variant:
+        Submission.objects.filter(pk=submission.pk).update(
+            variant=variant, variant_seed=seed_of(exercise, variant)
+        )
+    directory = bundles.variant_dir(exercise_bundle(exercise), variant)
     spec, cases, ref = bundles.load(exercise.spec, directory)
     variants = bundles.load_variants(directory)
     result = grade(

@@ -3,6 +3,10 @@ catalogued misconception variant through the grading queue, and keep the verdict
 
 The programs are read from the course files when the check is asked for, so the worker
 needs only the database and the grading data. Checks run below students' submissions.
+
+An exercise with per-student variants is checked on one of them (``variant``: an index,
+default 0, the exercise's own cases) or on ``"all"``: every program against every variant's
+hidden cases. Each program and each run names its variant (``"variant"``).
 """
 
 import logging
@@ -49,14 +53,47 @@ def programs_of(exercise) -> list[dict]:
     return programs
 
 
-def start(exercise, user) -> ItemCheck:
-    """A new check, queued when stored; an earlier one still on its way is returned instead."""
+ALL_VARIANTS = "all"
+
+
+def checked_variants(exercise, variant: int | str = 0) -> list[int]:
+    """The variant indices a check on ``variant`` (an index, or "all") grades against; raises
+    ValueError for an index the exercise does not have."""
+    count = max(1, exercise.variant_count)
+    if variant == ALL_VARIANTS:
+        return list(range(count))
+    try:
+        index = int(variant)
+    except (TypeError, ValueError):
+        raise ValueError(f"variant must be a number from 0 to {count - 1} or {ALL_VARIANTS!r}") from None
+    if not 0 <= index < count:
+        raise ValueError(f"variant must be a number from 0 to {count - 1} or {ALL_VARIANTS!r}")
+    return [index]
+
+
+def _variants_asked(check: ItemCheck) -> list[int]:
+    return sorted({program.get("variant", 0) for program in check.programs})
+
+
+def start(exercise, user, variant: int | str = 0) -> ItemCheck:
+    """A new check, queued when stored; an earlier one of the same variants still on its way is
+    returned instead. ``variant``: the variant index to grade against, or "all" (each program
+    against every variant); ValueError for an index the exercise does not have."""
+    indices = checked_variants(exercise, variant)
     with transaction.atomic():
-        pending = [c for c in ItemCheck.objects.filter(exercise=exercise).pending() if not c.is_lost]
+        pending = [
+            c
+            for c in ItemCheck.objects.filter(exercise=exercise).pending()
+            if not c.is_lost and _variants_asked(c) == indices
+        ]
         if pending:
             return pending[0]
+        programs = programs_of(exercise)
         check = ItemCheck.objects.create(
-            exercise=exercise, requested_by=user, programs=programs_of(exercise), enqueued_at=timezone.now()
+            exercise=exercise,
+            requested_by=user,
+            programs=[{**program, "variant": index} for index in indices for program in programs],
+            enqueued_at=timezone.now(),
         )
         ItemCheck.objects.enqueue(check.pk, stamped=True)
     return check
@@ -73,15 +110,18 @@ def run(check_id: int) -> str:
         return "skipped"
     exercise = check.exercise
     try:
-        spec, cases, ref = bundles.load(exercise.spec, exercise_bundle(exercise))
-        variants = bundles.load_variants(exercise_bundle(exercise))
         runs = []
         for program in check.programs:
+            index = program.get("variant", 0)
+            directory = bundles.variant_dir(exercise_bundle(exercise), index)
+            spec, cases, ref = bundles.load(exercise.spec, directory)
+            variants = bundles.load_variants(directory)
             result = grade(program["code"], spec, cases, ref, variants=variants if program["file"] else None)
             runs.append(
                 {
                     "label": program["label"],
                     "file": program["file"],
+                    "variant": index,
                     "verdict": str(result.verdict),
                     "score": result.score,
                     "misconception": result.misconception or "",

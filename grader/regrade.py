@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from . import bundles
 from .core import grade
-from .grading import lease_duration, result_fields
+from .grading import graded_variant, lease_duration, result_fields
 from .models import GradeChange, Regrade, RegradeItem, Submission, Verdict
 
 log = logging.getLogger("grader")
@@ -75,8 +75,10 @@ def grade_item(item_id: int) -> str:
         RegradeItem.objects.give_up(item_id, token, f"the regrade was {regrade.status}")
         return "skipped"
     try:
-        directory = bundles.bundle_path(
-            "exercises", exercise.course.slug, exercise.slug, regrade.content_hash
+        # Each submission against its student's own variant (the one it was graded on).
+        directory = bundles.variant_dir(
+            bundles.bundle_path("exercises", exercise.course.slug, exercise.slug, regrade.content_hash),
+            graded_variant(exercise, item.submission.variant, item.submission.user_id),
         )
         spec, cases, ref = bundles.load(exercise.spec, directory)
         variants = bundles.load_variants(directory)

@@ -26,19 +26,20 @@ from .spec import (
 CASES_FILE = "cases.py"
 
 
-def build_cases(spec: ExerciseSpec, exercise_dir: Path) -> list[Case]:
+def build_cases(spec: ExerciseSpec, exercise_dir: Path, *, seed: int | None = None) -> list[Case]:
     """Literal cases from the spec followed by those made by ``cases.py``'s ``make_cases(rng)``,
     then the weight-probe and property cases derived from them (``<base>~<what>``, made on
     the host: probes.py, properties.py).
 
-    ``cases.py`` runs inside the sandbox with ``rng = np.random.default_rng(spec.seed)``;
+    ``cases.py`` runs inside the sandbox with ``rng = np.random.default_rng(seed)`` (``seed``
+    defaults to ``spec.seed``; a per-student variant passes its own, the literal cases stay);
     its arrays come back as ``.npy`` files validated like student outputs.
     Problems raise `SpecError` with key ``"cases.py"`` (or ``"cases"``).
     """
     cases = list(spec.cases)
     path = Path(exercise_dir) / CASES_FILE
     if path.is_file():
-        cases += _run_cases_py(path.read_text(encoding="utf-8"), spec)
+        cases += _run_cases_py(path.read_text(encoding="utf-8"), spec, spec.seed if seed is None else seed)
     if not cases:
         raise SpecError("the exercise has no cases: add [[cases]] or a cases.py", "cases")
     if len(cases) > MAX_CASES:
@@ -66,7 +67,7 @@ def build_cases(spec: ExerciseSpec, exercise_dir: Path) -> list[Case]:
     return cases + derived
 
 
-def _run_cases_py(source: str, spec: ExerciseSpec) -> list[Case]:
+def _run_cases_py(source: str, spec: ExerciseSpec, seed: int) -> list[Case]:
     key = CASES_FILE
     limits = spec.limits
     max_bytes = limits.file_size_bytes - 4096
@@ -102,7 +103,7 @@ def _run_cases_py(source: str, spec: ExerciseSpec) -> list[Case]:
         "function": None,
         "results": [],
         "max_result_bytes": max_bytes,
-        "seed": spec.seed,
+        "seed": seed,
     }
     outcome = run_sandboxed(job=job, code=source, phases=[[]], limits=limits, collect=collect)
     if outcome.timed_out or outcome.cpu_exceeded:

@@ -1,9 +1,10 @@
 import json
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from courses.kinds import AnswerError, GraderFailed, NotGradable, get_kind
-from courses.models import Question
+from courses.models import Question, QuestionVariant
 from courses.selftest import grade_answer
 from courses.templatetags_text import html_to_text
 
@@ -19,9 +20,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--json", dest="answer", required=True, help='the answer as JSON, e.g. \'{"option": "a"}\''
         )
+        which = parser.add_mutually_exclusive_group()
+        which.add_argument("--variant", type=int, help="grade on this variant of the question (default 0)")
+        which.add_argument("--student", metavar="USERNAME", help="grade on this student's own variant")
 
-    def handle(self, *args, slug: str, answer: str, **options):
+    def handle(self, *args, slug: str, answer: str, variant=None, student=None, **options):
         question = _find_question(slug)
+        _ask(question, variant, student)
         try:
             raw = json.loads(answer)
         except json.JSONDecodeError as exc:
@@ -59,6 +64,28 @@ class Command(BaseCommand):
                 ensure_ascii=False,
             )
         )
+
+
+def _ask(question: Question, variant: int | None, student: str | None) -> None:
+    """Set ``question`` to ask the variant asked for: --variant N, the student's own, or 0 (the
+    question's own spec, as before it had variants)."""
+    count = max(1, question.variant_count)
+    if student is not None:
+        user = get_user_model().objects.filter(username=student).first()
+        if user is None:
+            raise CommandError(f"unknown user {student!r}")
+        variant = question.variant_index(user)
+    if variant is None:
+        return
+    if not 0 <= variant < count:
+        raise CommandError(
+            f"{question.slug} has {count} variant(s): --variant must be from 0 to {count - 1}, not {variant}"
+        )
+    if count > 1:
+        row = QuestionVariant.objects.filter(question=question, index=variant, current=True).first()
+        if row is None:
+            raise CommandError(f"{question.slug} has no variant {variant}: import the course again")
+        question.ask(row)
 
 
 def _find_question(slug: str) -> Question:

@@ -1,8 +1,10 @@
-"""`manage.py grade EXERCISE_SLUG FILE [--json]` and `manage.py grade --list`."""
+"""`manage.py grade EXERCISE_SLUG FILE [--json] [--variant N | --student USERNAME]` and
+`manage.py grade --list`."""
 
 import json
 from pathlib import Path
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
@@ -22,8 +24,15 @@ class Command(BaseCommand):
             "--json", action="store_true", dest="as_json", help="print exactly one JSON object"
         )
         parser.add_argument("--list", action="store_true", help="list exercise slugs")
+        which = parser.add_mutually_exclusive_group()
+        which.add_argument(
+            "--variant", type=int, help="grade against this variant's hidden cases (default 0)"
+        )
+        which.add_argument("--student", metavar="USERNAME", help="grade against this student's own variant")
 
-    def handle(self, *args, slug=None, file=None, as_json=False, list=False, **options):
+    def handle(
+        self, *args, slug=None, file=None, as_json=False, list=False, variant=None, student=None, **options
+    ):
         if list:
             for exercise in (
                 Exercise.objects.active()
@@ -35,13 +44,14 @@ class Command(BaseCommand):
         if not slug or not file:
             raise CommandError("usage: manage.py grade EXERCISE_SLUG FILE [--json]  (or --list)")
         exercise = _find_exercise(slug)
+        index = _variant(exercise, variant, student)
         try:
             source = file.read_bytes()
         except OSError as exc:
             raise CommandError(f"cannot read {file}: {exc.strerror}") from None
         if problem := sandbox_problem():
             raise CommandError(f"the sandbox cannot run on this host: {problem}")
-        directory = exercise_bundle(exercise)
+        directory = bundles.variant_dir(exercise_bundle(exercise), index)
         if not (directory / "manifest.json").exists():
             raise CommandError(
                 f"{exercise.slug} has no grading data yet: run manage.py import_course {exercise.course.source_path}"
@@ -52,12 +62,13 @@ class Command(BaseCommand):
             result = grade(source, spec, cases, ref, variants=variants)
         except SandboxUnavailable as exc:
             raise CommandError(f"the sandbox cannot run on this host: {exc}") from None
-        report = {"exercise": exercise.slug, **result.to_dict(gettext)}
+        report = {"exercise": exercise.slug, "variant": index, **result.to_dict(gettext)}
         if as_json:
             self.stdout.write(json.dumps(report, ensure_ascii=False))
             return
+        of_variant = f" (variant {index})" if exercise.variant_count > 1 else ""
         self.stdout.write(
-            f"{exercise.slug}: {report['verdict']} — score {report['score']:.2f} ({report['duration_ms']} ms)"
+            f"{exercise.slug}{of_variant}: {report['verdict']} — score {report['score']:.2f} ({report['duration_ms']} ms)"
         )
         if result.message:
             self.stdout.write(f"  {result.message.render(gettext)}")
@@ -73,6 +84,23 @@ class Command(BaseCommand):
             self.stdout.write(
                 "  stdout:\n" + "\n".join("    " + line for line in report["stdout"].splitlines())
             )
+
+
+def _variant(exercise: Exercise, variant: int | None, student: str | None) -> int:
+    """The variant to grade against: --variant N, the student's own, or 0."""
+    count = max(1, exercise.variant_count)
+    if student is not None:
+        user = get_user_model().objects.filter(username=student).first()
+        if user is None:
+            raise CommandError(f"unknown user {student!r}")
+        return exercise.variant_index(user)
+    if variant is None:
+        return 0
+    if not 0 <= variant < count:
+        raise CommandError(
+            f"{exercise.slug} has {count} variant(s): --variant must be from 0 to {count - 1}, not {variant}"
+        )
+    return variant
 
 
 def _find_exercise(slug: str) -> Exercise:
