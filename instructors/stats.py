@@ -258,7 +258,7 @@ HARDER_P = 0.05
 @dataclass
 class VariantRow:
     index: int | None  # None: answers graded before the item had variants
-    params: str = ""
+    params: list[str] = field(default_factory=list)  # in short parts ("d_k = 16")
     seed: int | None = None
     students: int = 0
     attempts: int = 0
@@ -348,7 +348,7 @@ def variant_stats(item) -> list[VariantRow]:
         return []
     per_variant: dict[int | None, dict[int, list]] = defaultdict(lambda: defaultdict(list))
     seeds: dict[int, int] = {}
-    params: dict[int, str] = {}
+    params: dict[int, list[str]] = {}
     if item.is_exercise:
         submissions = Submission.objects.counted().filter(exercise=item).order_by("created_at", "pk")
         for user_id, index, seed, created, verdict, after_reveal, score in submissions.values_list(
@@ -369,7 +369,7 @@ def variant_stats(item) -> list[VariantRow]:
     rows = _variant_rows(per_variant, item.variant_count, item.course.score_policy)
     for row in rows:
         if row.index is not None:
-            row.params, row.seed = params.get(row.index, ""), seeds.get(row.index)
+            row.params, row.seed = params.get(row.index, []), seeds.get(row.index)
     return rows
 
 

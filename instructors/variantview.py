@@ -17,7 +17,6 @@ MAX_ROWS = 12  # a matrix shows at most this many rows and columns, then says ho
 MAX_COLS = 12
 MAX_SLICES = 4  # of an array with more than two axes, the first few matrices
 MAX_CASES = 20  # hidden cases shown per variant
-SUMMARY_CHARS = 90
 
 
 def variant_label(index: int, count: int) -> str:
@@ -119,20 +118,20 @@ def params_view(params: dict) -> list[dict]:
     return [value_view(name, value) for name, value in (params or {}).items()]
 
 
-def params_summary(params: dict) -> str:
-    """The parameters on one line for a table: numbers and short vectors written out, a
-    matrix by its shape ("d_k = 16 · q = [5 3 3] · Q: 2×3")."""
+def params_summary(params: dict) -> list[str]:
+    """The parameters in short parts for a table's line: numbers and a vector's first numbers
+    written out, a matrix by its shape (["d_k = 16", "q = [5 3 3]", "Q: 2×3"])."""
     parts = []
     for view in params_view(params):
         if view["kind"] in ("scalar", "text"):
-            parts.append(f"{view['name']} = {view['text']}")
+            text = view["text"] if len(view["text"]) <= 40 else view["text"][:39] + "…"
+            parts.append(f"{view['name']} = {text}")
         elif view["kind"] == "matrix" and not view["shape"]:  # a vector: its first numbers
             more = " …" if view["length"] > 4 else ""
             parts.append(f"{view['name']} = [{' '.join(view['rows'][0][:4])}{more}]")
         else:
             parts.append(f"{view['name']}: {view['shape']}")
-    text = " · ".join(parts)
-    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
+    return parts
 
 
 def exercise_variant_dir(exercise, index: int):

@@ -182,7 +182,7 @@ def test_statistics_split_by_variant_and_say_which_variant_is_much_harder(client
     assert [number for number, _row in rows] == ["1", "2", "3", "4", "5", "6"]
     cells = {number: text_of(row) for number, row in rows}
     # Variant 3: six students, ten answers, one right first; five of six right in the end (0,83).
-    assert cells["3"].split()[-8:] == ["6", "10", "%17", "0,83", "⚠", "çok", "daha", "zor"]
+    assert cells["3"].startswith("3 ⚠ çok daha zor %17 0,83 6 10 q = ")
     assert "çok daha zor" not in cells["1"] and "%100" in cells["1"]
     # The parameters of each variant, in a line.
     q = QuestionVariant.objects.get(question__slug="dot-score", index=0, current=True).params["q"]
@@ -224,7 +224,7 @@ def test_statistics_by_variant_in_english(client, hoca, make_user, varyant):
     page = text_of(response.text)
     assert "By variant" in page
     assert "One variant is much harder than the others: Variant 1: 17% right on the first try" in page
-    assert "6 10 17% 0.83 ⚠ much harder" in page
+    assert "1 ⚠ much harder 17% 0.83 6 10 q = " in page
     widths = re.findall(r'<rect[^>]*width="([^"]+)"', response.text)
     assert "17" in widths
 
@@ -346,3 +346,56 @@ def test_the_submission_browser_shows_the_students_variant_and_its_hidden_inputs
     client.force_login(ayse)
     response = client.get(reverse("instructors:submissions", args=["lab", "attn", ayse.pk]))
     assert response.status_code == 404 and "gizli" not in response.text
+
+
+# --- in a browser: the statistics by variant, in Turkish and English, wide and narrow ---------
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+SHOTS = ROOT / "test-artifacts" / "pages"
+
+
+def _serious_violations(page) -> list[str]:
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(AXE.read_text() + "\n;0")  # evaluated, not a <script>: the CSP stays strict
+    result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
+    return [
+        f"{rule['id']}: {rule['help']}"
+        for rule in result["violations"]
+        if rule["impact"] in ("serious", "critical")
+    ]
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_statistics_by_variant_draw_their_bars_in_both_languages_and_at_phone_width(page, make_user, varyant):
+    from playwright.sync_api import expect
+
+    _hard_variant_course(make_user, varyant, hard_index=2)
+    teacher = make_user("hoca", password="Hoca-parola-2026")
+    varyant.instructors.add(teacher)
+    page.goto(page.base_url + "/accounts/login/")
+    page.locator("#id_username").fill("hoca")
+    page.locator("#id_password").fill("Hoca-parola-2026")
+    page.locator("main form button[type=submit]").click()
+    page.wait_for_load_state()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    found = {}
+    for language, words in (("tr", ("Varyanta göre", "çok daha zor")), ("en", ("By variant", "much harder"))):
+        page.context.add_cookies([{"name": "django_language", "value": language, "url": page.base_url}])
+        for width in (1280, 390):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.goto(page.base_url + reverse("instructors:item", args=["varyant", "q", "dot-score"]))
+            expect(page.get_by_role("heading", name=words[0])).to_be_visible()
+            hard = page.locator("tr[data-variant='3']")
+            expect(hard).to_contain_text(words[1])
+            # Each bar as long as its share: the hard variant's a sixth of an easy one's.
+            easy_bar = page.locator("tr[data-variant='1'] rect").bounding_box()
+            hard_bar = hard.locator("rect").bounding_box()
+            assert easy_bar and hard_bar and easy_bar["width"] > 0
+            assert hard_bar["width"] == pytest.approx(easy_bar["width"] / 6, rel=0.1)
+            # The page itself never scrolls sideways; the table scrolls in its own frame.
+            assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+            page.screenshot(path=str(SHOTS / f"variant-stats-{language}-{width}.png"), full_page=True)
+            if AXE.exists():
+                found[f"{language} {width}"] = _serious_violations(page)
+    assert not {name: v for name, v in found.items() if v}
