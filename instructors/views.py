@@ -408,23 +408,57 @@ def lesson_preview(request: HttpRequest, course_slug: str, lesson_slug: str) -> 
 @login_required
 def test_item(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse:
     """The latest check of the reference solution and every catalogued variant; a POST asks a
-    grading worker for a new one (nothing runs in this request)."""
+    grading worker for a new one (nothing runs in this request). An exercise with per-student
+    variants is checked on the variant chosen (``varyant``: its number, or "hepsi" for all)."""
     course = _get_course_for_instructor(request, course_slug)
     exercise = _get_item(course, "e", slug)
+    count = exercise.variant_count
+    choice = request.POST.get("varyant") or request.GET.get("varyant") or ""
+    chosen = _chosen_variant(choice, count)
+    everything = count > 1 and choice == ALL_VARIANTS
     if request.method == "POST":
-        itemcheck.start(exercise, request.user)
-        return redirect("instructors:test_item", course.slug, exercise.slug)
+        if count > 1:
+            itemcheck.start(
+                exercise, request.user, variant=itemcheck.ALL_VARIANTS if everything else chosen or 0
+            )
+        else:
+            itemcheck.start(exercise, request.user)
+        url = reverse("instructors:test_item", args=[course.slug, exercise.slug])
+        if count > 1:
+            url += "?" + urlencode({"varyant": ALL_VARIANTS if everything else (chosen or 0) + 1})
+        return redirect(url)
     check = exercise.checks.first()
-    return render(
-        request,
-        "instructors/test_item.html",
-        {
-            "course": course,
-            "exercise": exercise,
-            "check": check,
-            "misconception_labels": stats.misconception_labels(exercise),
-        },
-    )
+    context: dict = {
+        "course": course,
+        "exercise": exercise,
+        "check": check,
+        "misconception_labels": stats.misconception_labels(exercise),
+    }
+    if count > 1:
+        checked = sorted({program.get("variant", 0) for program in check.programs}) if check else []
+        if not choice and len(checked) == 1:
+            chosen = checked[0]  # the page opens on the variant checked last
+        elif not choice and len(checked) > 1:
+            everything = True
+        context |= {
+            "all_value": ALL_VARIANTS,
+            "everything": everything,
+            "chosen_number": None if everything else (chosen or 0) + 1,
+            "choices": [{"number": n, "label": variant_label(n - 1, count)} for n in range(1, count + 1)],
+            "checked_label": (
+                _("every variant (%(count)s)") % {"count": count}
+                if len(checked) > 1
+                else variant_label(checked[0], count)
+                if checked
+                else ""
+            ),
+            "runs": [
+                {**run, "variant_label": variant_label(run.get("variant", 0), count)}
+                for run in (check.runs if check else [])
+            ],
+            "variant": None if everything else _exercise_variant(exercise, chosen or 0),
+        }
+    return render(request, "instructors/test_item.html", context)
 
 
 ATTEMPTS_PER_PAGE = 20

@@ -348,6 +348,41 @@ def test_the_submission_browser_shows_the_students_variant_and_its_hidden_inputs
     assert response.status_code == 404 and "gizli" not in response.text
 
 
+@pytest.mark.sandbox
+def test_the_exercise_test_page_checks_the_variant_chosen_or_all(client, make_user, lab):
+    from grader.models import ItemCheck
+
+    teacher = make_user("hoca")
+    lab.instructors.add(teacher)
+    _variant_exercise(lab)
+    url = reverse("instructors:test_item", args=["lab", "attn"])
+    client.force_login(teacher)
+    page = text_of(client.get(url).text)
+    assert "hepsi (3 varyant)" in page and "Varyant 3 / 3" in page
+    # One variant: every program is graded against that variant's hidden cases.
+    response = client.post(url, {"varyant": "2"})
+    assert response.status_code == 302 and response.url.endswith("?varyant=2")
+    check = ItemCheck.objects.get()
+    assert {program["variant"] for program in check.programs} == {1}
+    # Its hidden inputs are on the page, under the variant's name.
+    page = text_of(client.get(response.url).text)
+    assert "Seçilen varyant: Varyant 2 / 3" in page and "Bu varyantın gizli girdileri" in page
+    # All of them: each program against each variant.
+    ItemCheck.objects.all().delete()
+    client.post(url, {"varyant": "hepsi"})
+    check = ItemCheck.objects.get()
+    assert sorted({program["variant"] for program in check.programs}) == [0, 1, 2]
+    # The results say which variant each run was graded on.
+    runs = [
+        {**{k: program[k] for k in ("label", "file", "variant")}, "verdict": "passed", "score": 1.0}
+        for program in check.programs
+    ]
+    ItemCheck.objects.filter(pk=check.pk).update(status=ItemCheck.Status.DONE, runs=runs)
+    page = text_of(client.get(url + "?varyant=hepsi").text)
+    assert "Gizli durumlar: her varyant (3)." in page
+    assert page.count("Varyant 3 / 3") >= 1 + len(check.programs) // 3
+
+
 # --- in a browser: the statistics by variant, in Turkish and English, wide and narrow ---------
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
