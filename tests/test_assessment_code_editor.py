@@ -7,6 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from browser.test_accessibility import serious_violations
 from django.utils import timezone
 from playwright.sync_api import expect
 
@@ -78,6 +79,7 @@ def test_code_in_an_assessment_has_the_editor_and_its_verdict_arrives_live(
         expect(result).not_to_contain_text("geçmedi")
     assert page.evaluate("window.notReloaded") is True  # the verdict came without a reload
     assert HandIn.objects.filter(item="attn", submission__isnull=False).count() == 1
+    assert serious_violations(page) == []  # axe-core, as for every other page
 
     write_code(item, SOLUTION)  # a run on the examples shows its result live too, and counts nothing
     item.get_by_role("button", name="Örneklerde çalıştır").click()
