@@ -17,6 +17,7 @@ from django.urls import reverse
 from courses.kinds import get_kind
 from courses.models import AnswerPreview, Attempt, Course, Question, QuestionVariant
 from grader import bundles
+from grader import regrade as regrades
 from grader.core import load_bundle, save_bundle
 from grader.grading import exercise_bundle
 from grader.models import Submission
@@ -229,14 +230,6 @@ def test_statistics_by_variant_in_english(client, hoca, make_user, varyant):
     assert "17" in widths
 
 
-def test_an_item_without_variants_has_no_table_by_variant(client, make_user, quiz):
-    teacher = make_user("hoca")
-    quiz.instructors.add(teacher)
-    client.force_login(teacher)
-    page = text_of(client.get(reverse("instructors:item", args=["quiz", "q", "who-attends"])).text)
-    assert "Varyanta göre" not in page
-
-
 # --- "test this item" -----------------------------------------------------------------------
 
 
@@ -315,7 +308,7 @@ def test_the_submission_browser_shows_the_students_variant_and_its_hidden_inputs
     ayse = make_user("ayşe")
     lab.enroll(ayse)
     index = exercise.variant_index(ayse)
-    Submission.objects.create(
+    submission = Submission.objects.create(
         user=ayse,
         exercise=exercise,
         code="x = 1\n",
@@ -342,6 +335,10 @@ def test_the_submission_browser_shows_the_students_variant_and_its_hidden_inputs
     first = np.atleast_2d(array)[0][:3]
     texts = [f"{v:.4g}".replace(".", ",").replace("-", "\u2212") for v in first]
     assert "".join(f"<td>{t}</td>" for t in texts) in html
+    # A regrade's table says which variant each submission is graded on.
+    regrade = regrades.start(exercise, teacher, None)
+    page = text_of(client.get(reverse("instructors:regrade", args=["lab", regrade.pk])).text)
+    assert "Öğrenci Gönderim Varyant Önce" in page and f"ayşe #{submission.pk} {index + 1} " in page
     # A student asking for the page gets nothing.
     client.force_login(ayse)
     response = client.get(reverse("instructors:submissions", args=["lab", "attn", ayse.pk]))
