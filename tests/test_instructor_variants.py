@@ -267,6 +267,27 @@ def test_the_test_page_lists_every_variant_and_answers_the_one_chosen(client, ho
     assert not Attempt.objects.exists()
 
 
+@pytest.mark.sandbox
+@pytest.mark.django_db(transaction=True)
+def test_a_code_blank_answered_on_the_test_page_is_graded_on_the_variant_chosen(
+    client, hoca, varyant, run_queue
+):
+    second = QuestionVariant.objects.get(question__slug="rows-fill", index=1, current=True)
+    url = reverse("instructors:test_question", args=["varyant", "rows-fill"])
+    client.force_login(hoca)
+    html = client.get(url + "?varyant=2").text
+    assert second.prompt_html in html and 'name="blank-0"' in html
+    response = client.post(url, {"varyant": "2", "blank-0": "Q.shape[0]"})
+    shown = AnswerPreview.objects.get()
+    assert shown.variant == second and shown.is_pending  # a worker runs the code, not this request
+    assert "Kodunuz korumalı alanda çalışıyor" in text_of(client.get(response.url).text)
+    run_queue()
+    shown.refresh_from_db()
+    assert shown.correct
+    assert "Doğru!" in text_of(client.get(response.url).text)
+    assert not Attempt.objects.exists()
+
+
 def test_the_test_page_refuses_a_variant_the_question_does_not_have(client, hoca, varyant):
     url = reverse("instructors:test_question", args=["varyant", "dot-score"])
     client.force_login(hoca)
