@@ -660,6 +660,21 @@ def report(
         f"grading pace: at most {busiest / window:.2f} verdicts/s over {window:.0f} s "
         f"(sending peaked at {2 * len(jobs) / seconds:.2f}/s)"
     )
+    # The queue's depth over time: sent (accepted) and not yet graded. When sending outpaces
+    # grading, the last to send wait behind this many, whatever else is done about the tail.
+    events = sorted(
+        [(j.posted, 1) for j in jobs if j.id is not None and j.posted is not None]
+        + [(row[4], -1) for rows in stored.values() for row in rows.values() if row[4] is not None]
+    )
+    depth = deepest = 0
+    deepest_at = first = events[0][0] if events else 0.0
+    for when, step in events:
+        depth += step
+        if depth > deepest:
+            deepest, deepest_at = depth, when
+    print(
+        f"queue depth: at most {deepest} sent and not yet graded, {deepest_at - first:.0f} s after the first was sent"
+    )
     return sound, targets
 
 
@@ -741,6 +756,8 @@ def main() -> int:
             f"{args.workers} grading workers, all SIGKILLed {args.kills} times; {args.grace:.0f} s of grace after",
             flush=True,
         )
+        # Other programs on the machine take CPU from the site: the load before and after says how much.
+        load_before = os.getloadavg()[0]
         account, elapsed, killed = rush(args, ready, f"DIKKAT_LOADTEST={var.name}")
     finally:
         stop_site(server, f"DIKKAT_LOADTEST={var.name}")
@@ -757,7 +774,7 @@ def main() -> int:
     print(
         f"==> Target on 2 cores: p95 ≤ {TARGET_P95:.0f} s from the POST to the stored verdict, "
         f"nothing lost or stuck (measured on {os.cpu_count()} cores, load average "
-        f"{os.getloadavg()[0]:.1f} at the end)"
+        f"{load_before:.1f} before the rush, {os.getloadavg()[0]:.1f} at the end)"
     )
     print("\n".join(targets))
     if args.keep:
