@@ -6,9 +6,10 @@ import json
 import re
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from pathlib import Path
 
-from grader.bundles import bundle_path, prepare, run_on_variants, variant_dir
+from grader.bundles import bundle_path, prepare, prepare_variants, run_on_variants, variant_dir
 from grader.core import (
     ExerciseSpec,
     Reference,
@@ -89,10 +90,12 @@ def _digest(variant: dict) -> str:
     return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def check_generated_questions(source: CourseSource) -> list[Problem]:
+def check_generated_questions(source: CourseSource, *, prepare: bool = True) -> list[Problem]:
     """Run every question generator for each of its variants' seeds (twice, in two sandboxes: a
-    generator must be deterministic), build each variant and prepare its grading; fill in
-    ``question.variants`` and, from variant 0, the question's own prompt and spec."""
+    generator must be deterministic), build each variant and (``prepare``) its grading data (a
+    code blank's reference run per variant); fill in ``question.variants`` and, from variant 0,
+    the question's own prompt and spec. Without ``prepare`` a code blank's data is built when
+    it is first graded."""
     problems: list[Problem] = []
     by_file: dict[Path, list[QuestionSource]] = defaultdict(list)
     for question in source.all_questions():
@@ -117,24 +120,32 @@ def check_generated_questions(source: CourseSource) -> list[Problem]:
             for q in questions
             for i in range(q.variant_count)
         ]
-        first = run_generator(code, calls)
-        # The second run proves each generator deterministic; a first run with a problem says enough.
-        second = first if any(g.problem for g in first) else run_generator(code, calls)
+        first, second = _generate(code, tuple(calls))
         at = 0
         for question in questions:
             runs = list(zip(calls[at : at + question.variant_count], first[at:], second[at:]))
             at += question.variant_count
-            problems.extend(_build_variants(question, runs, code, rel, source))
+            problems.extend(_build_variants(question, runs, code, rel, source, prepare=prepare))
     return problems
 
 
+@lru_cache(maxsize=64)
+def _generate(code: str, calls: tuple) -> tuple[list, list]:
+    """Two runs of a generator file (remembered per process: a generator is deterministic, or the
+    first look said it is not): the second run proves each call deterministic; a first run with a
+    problem says enough."""
+    first = run_generator(code, list(calls))
+    second = first if any(g.problem for g in first) else run_generator(code, list(calls))
+    return first, second
+
+
 def _build_variants(
-    question: QuestionSource, runs: list, code: str, rel: str, source: CourseSource
+    question: QuestionSource, runs: list, code: str, rel: str, source: CourseSource, *, prepare: bool
 ) -> list[Problem]:
     assert question.build is not None
     variants = []
     for index, ((function, seed), one, two) in enumerate(runs):
-        where = f"{question.slug}: variant {index + 1} (seed {seed})"
+        where = f"{question.slug}: variant {index} (seed {seed})"
         if one.problem or two.problem:
             failed = one if one.problem else two
             return [
@@ -159,7 +170,7 @@ def _build_variants(
             return [Problem(question.file, problem.line, f"{where}: {problem.message}")]
         if render_problems:
             return [Problem(p.file, p.line, f"{where}: {p.message}") for p in render_problems]
-        prepared = _prepare_question(question, spec, f" (variant {index + 1})")
+        prepared = _prepare_question(question, spec, f" (variant {index})") if prepare else []
         if prepared:
             return prepared
         variant = {
@@ -176,7 +187,7 @@ def _build_variants(
     for variant in variants:
         key = same_answer_key(variant["spec"])
         if key is not None:
-            same[key].append(variant["index"] + 1)
+            same[key].append(variant["index"])
     for key, indices in same.items():
         if len(indices) > 1:
             source.warnings.append(
@@ -260,66 +271,57 @@ def _check_variants(exercise, spec: ExerciseSpec, target: Path | None) -> list[P
     indices = range(1, exercise.variant_count)
     seeds = {i: variant_seed(spec.seed, i) for i in indices}
     where = {i: f"variant {i} (seed {seeds[i]})" for i in indices}
-
-    def build(index: int):
-        folder = variant_dir(target, index) if target is not None else None
-        try:
-            _, cases, ref = prepare(
-                exercise.spec,
-                exercise.solution_code,
-                source_dir=exercise.directory,
-                target=folder,
-                seed=seeds[index],
-            )
-        except SpecError as exc:
-            return Problem(
-                exercise.file,
-                _spec_line(exercise, exc.key),
-                f"{exercise.slug}: {where[index]}: {exc.message}",
-            )
-        except ReferenceFailed as failed:
-            return Problem(
-                str(Path(exercise.file).with_name("solution.py")),
-                1,
-                f"{exercise.slug}: the reference solution does not pass {where[index]} "
-                f"({_failure_text(failed.result)})",
-            )
-        return cases, ref
-
     problems: list[Problem] = []
     built: dict[int, tuple[list, Reference]] = {}
-    with ThreadPoolExecutor(VARIANT_WORKERS) as workers:
-        for index, outcome in zip(indices, workers.map(build, indices), strict=True):
-            if isinstance(outcome, Problem):
-                problems.append(outcome)
-                continue
-            cases, _ = outcome
-            if not any(case.hidden for case in cases):
-                problems.append(
-                    Problem(exercise.file, 1, f"{exercise.slug}: {where[index]} has no hidden case")
+    prepared = prepare_variants(
+        exercise.spec,
+        exercise.solution_code,
+        source_dir=exercise.directory,
+        variants=[(seeds[i], variant_dir(target, i) if target is not None else None) for i in indices],
+        workers=VARIANT_WORKERS,
+    )
+    for index, outcome in zip(indices, prepared, strict=True):
+        if isinstance(outcome, SpecError):
+            problems.append(
+                Problem(
+                    exercise.file,
+                    _spec_line(exercise, outcome.key),
+                    f"{exercise.slug}: {where[index]}: {outcome.message}",
                 )
-                continue
+            )
+        elif isinstance(outcome, ReferenceFailed):
+            problems.append(
+                Problem(
+                    str(Path(exercise.file).with_name("solution.py")),
+                    1,
+                    f"{exercise.slug}: the reference solution does not pass {where[index]} "
+                    f"({_failure_text(outcome.result)})",
+                )
+            )
+        elif not any(case.hidden for case in outcome[0]):
+            problems.append(Problem(exercise.file, 1, f"{exercise.slug}: {where[index]} has no hidden case"))
+        else:
             built[index] = outcome
-        if problems:
-            return problems
-        unproved = [
-            i for i in built if target is None or not (variant_dir(target, i) / CHECKED_FILE).exists()
-        ]
-        if not unproved or not exercise.misconceptions:
-            _mark_checked(target, unproved, seeds)
-            return []
+    if problems:
+        return problems
+    unproved = [i for i in built if target is None or not (variant_dir(target, i) / CHECKED_FILE).exists()]
+    if not unproved or not exercise.misconceptions:
+        _mark_checked(target, unproved, seeds)
+        return []
 
-        def check(variant: dict) -> list:
-            runs = run_on_variants(variant["source"], spec, [built[i] for i in unproved])
-            for at, run in enumerate(runs):
-                if run is None:  # the shared run was stopped: this variant in a run of its own
-                    cases, ref = built[unproved[at]]
-                    runs[at] = (
-                        grade(variant["source"], spec, cases, ref),
-                        run_reference(variant["source"], spec, cases, allow_failures=True),
-                    )
-            return runs
+    def check(variant: dict) -> list:
+        # One run of the misconception over every variant's cases (see run_on_variants).
+        runs = run_on_variants(variant["source"], spec, [built[i] for i in unproved])
+        for at, run in enumerate(runs):
+            if run is None:  # the shared run was stopped: this variant in a run of its own
+                cases, ref = built[unproved[at]]
+                runs[at] = (
+                    grade(variant["source"], spec, cases, ref),
+                    run_reference(variant["source"], spec, cases, allow_failures=True),
+                )
+        return runs
 
+    with ThreadPoolExecutor(VARIANT_WORKERS) as workers:
         results = list(workers.map(check, exercise.misconceptions))
     caught_everywhere = set(unproved)
     for variant, runs in zip(exercise.misconceptions, results, strict=True):

@@ -8,6 +8,7 @@ from django.utils import timezone
 from assessments.models import Assessment
 
 from .authoring import AssessmentSource, CourseSource, Problem, QuestionSource, load_course
+from .exercises import check_generated_questions
 from .models import Course, Enrollment, Exercise, Lesson, Question, QuestionVariant
 from .variants import index_for, item_key
 
@@ -60,12 +61,15 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
     """Validate the folder at ``path`` and sync it in one transaction.
 
     ``prepare_exercises(source)`` may add problems (e.g. reference solutions that fail) and
-    build hidden grading data before anything is written. On any problem, ImportRefused is
-    raised and the database is left as it was.
+    build hidden grading data before anything is written. Without it, the questions' generators
+    still run (in the sandbox): a question with variants cannot be stored without them. On any
+    problem, ImportRefused is raised and the database is left as it was.
     """
     source: CourseSource = load_course(path)
     if not source.problems and prepare_exercises is not None:
         source.problems.extend(prepare_exercises(source))
+    if not source.problems and any(q.generator and not q.variants for q in source.all_questions()):
+        source.problems.extend(check_generated_questions(source, prepare=False))
     if source.problems:
         raise ImportRefused(source.problems)
     report = ImportReport(source.slug, warnings=list(source.warnings))

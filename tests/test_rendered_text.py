@@ -224,7 +224,7 @@ def course_pages(db, alice, settings):
     lessons = list(course.active_lessons())
     pages = {f"{lesson.slug} (new)": client.get(lesson.get_absolute_url()).text for lesson in lessons}
     for question in Question.objects.filter(course=course):
-        spec = question.spec
+        spec = question.ask_for(alice).spec  # her own variant, for a question with variants
         answer = {
             "single_choice": lambda spec=spec: {"option": spec["options"][0]["id"]},
             "multiple_choice": lambda spec=spec: {"options": [spec["options"][0]["id"]]},

@@ -14,6 +14,10 @@ def softmax(z):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+# Weights the lesson prints in its worked examples: an answer must not be one of them.
+LESSON_WEIGHTS = (0.007, 0.018, 0.067, 0.090, 0.111, 0.245, 0.665, 0.821, 0.976)
+
+
 def two_keys(rng):
     """score-softmax-two: two scaled scores with two decimals, 0,5 to 3 apart (either may be the
     larger); the answer is the first Key's weight. The slips: 1 or 0 (argmax), the first score
@@ -24,7 +28,12 @@ def two_keys(rng):
         gap = s1 - s2
         if s2 == 0 or not 0.5 <= abs(gap) <= 3.0:
             continue
+        # The lesson works whole gaps out (σ(1) ≈ 0,731, σ(2) ≈ 0,881): no answer read off it.
+        if abs(abs(gap) - round(abs(gap))) < 0.05:
+            continue
         weights = softmax([s1, s2])
+        if any(abs(weights[0] - shown) < 0.005 for shown in LESSON_WEIGHTS):
+            continue
         second_as_zero = float(softmax([s1, 0.0])[0])
         if abs(second_as_zero - weights[0]) >= 0.02:
             break
