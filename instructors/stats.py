@@ -202,14 +202,20 @@ def _success_stats(per_student: dict[int, list[tuple[datetime, bool]]]) -> ItemS
     return stats
 
 
-def question_stats(question) -> tuple[ItemStats, dict]:
+def question_stats(question, variant: int | None = None) -> tuple[ItemStats, dict]:
     """How students fared on a question, and its kind's statistics of what they answered (the
-    context of the kind's ``stats_template``)."""
+    context of the kind's ``stats_template``); with ``variant`` (an index) only the answers
+    graded on that variant, read with its spec."""
+    answered = Attempt.objects.answers().filter(question=question)
+    spec = question.spec
+    if variant is not None:
+        answered = answered.filter(variant__index=variant)
+        current = QuestionVariant.objects.filter(question=question, index=variant, current=True).first()
+        spec = current.spec if current else spec
     answers = list(
-        Attempt.objects.answers()
-        .filter(question=question)
-        .order_by("created_at", "pk")
-        .only("user_id", "created_at", "correct", "after_reveal", "misconceptions", "answer", "feedback")
+        answered.order_by("created_at", "pk").only(
+            "user_id", "created_at", "correct", "after_reveal", "misconceptions", "answer", "feedback"
+        )
     )
     per_student: dict[int, list] = defaultdict(list)
     tags: Counter = Counter()
@@ -221,11 +227,17 @@ def question_stats(question) -> tuple[ItemStats, dict]:
     stats = _success_stats(per_student)
     stats.misconceptions = tags.most_common()
     kind = get_kind(question.kind)
-    return stats, kind.answer_stats(question.spec, answers) if kind else {}
+    return stats, kind.answer_stats(spec, answers) if kind else {}
 
 
-def exercise_stats(exercise) -> tuple[ItemStats, dict]:
-    submissions = list(Submission.objects.counted().filter(exercise=exercise).order_by("created_at", "pk"))
+def _counted(exercise, variant: int | None = None) -> QuerySet:
+    submissions = Submission.objects.counted().filter(exercise=exercise)
+    return submissions if variant is None else submissions.filter(variant=variant)
+
+
+def exercise_stats(exercise, variant: int | None = None) -> tuple[ItemStats, dict]:
+    """How students fared on an exercise (with ``variant``, on that variant only)."""
+    submissions = list(_counted(exercise, variant).order_by("created_at", "pk"))
     per_student: dict[int, list] = defaultdict(list)
     verdicts: Counter = Counter()
     hidden_failures: Counter = Counter()
@@ -386,15 +398,11 @@ class Cluster:
         return len({s.user_id for s in self.submissions})
 
 
-def error_clusters(exercise) -> list[Cluster]:
-    """Failing submissions grouped by what went wrong, largest group first."""
+def error_clusters(exercise, variant: int | None = None) -> list[Cluster]:
+    """Failing submissions grouped by what went wrong, largest group first (with ``variant``,
+    of that variant only)."""
     clusters: dict[tuple, Cluster] = {}
-    failing = (
-        Submission.objects.counted()
-        .filter(exercise=exercise)
-        .exclude(verdict=Verdict.PASSED)
-        .select_related("user")
-    )
+    failing = _counted(exercise, variant).exclude(verdict=Verdict.PASSED).select_related("user")
     for submission in failing.order_by("-created_at"):
         error = ""
         for test in submission.tests:

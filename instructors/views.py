@@ -215,18 +215,27 @@ def gradebook_csv(request: HttpRequest, course_slug: str, excel: bool = False) -
 def item_stats(request: HttpRequest, course_slug: str, kind: str, slug: str) -> HttpResponse:
     course = _get_course_for_instructor(request, course_slug)
     item = _get_item(course, kind, slug)
-    context = {"course": course, "item": item}
+    # ?varyant=3: the page's numbers and charts for one variant (the table by variant stays whole).
+    chosen = (
+        _chosen_variant(request.GET.get("varyant"), item.variant_count) if item.variant_count > 1 else None
+    )
+    context = {
+        "course": course,
+        "item": item,
+        "chosen_label": variant_label(chosen, item.variant_count) if chosen is not None else "",
+        "chosen_number": chosen + 1 if chosen is not None else None,
+    }
     if kind == "e":
-        summary, detail = stats.exercise_stats(item)
+        summary, detail = stats.exercise_stats(item, chosen)
         labels = dict(Verdict.choices)
         context["verdict_rows"] = [(labels.get(v, v), n) for v, n in sorted(detail["verdicts"].items())]
         context["hidden_failures"] = detail["hidden_failures"]
-        context["clusters"] = stats.error_clusters(item)[:10]
+        context["clusters"] = stats.error_clusters(item, chosen)[:10]
         context["regrades"] = item.regrades.all()[:10]
         context["stale"] = stats_stale_count(item)
     else:
         # The question's kind aggregates what students answered and names the template that draws it.
-        summary, context["kind_stats"] = stats.question_stats(item)
+        summary, context["kind_stats"] = stats.question_stats(item, chosen)
         question_kind = get_kind(item.kind)
         context["kind_stats_template"] = question_kind.stats_template if question_kind else ""
     context["summary"] = summary

@@ -197,6 +197,18 @@ def test_statistics_split_by_variant_and_say_which_variant_is_much_harder(client
     widths = re.findall(r'<rect[^>]*width="([^"]+)"', html)
     assert widths and all(re.fullmatch(r"\d+(\.\d+)?", w) for w in widths)
     assert "17" in widths and "100" in widths
+    # A variant's number shows the page's figures for that variant alone.
+    assert '<a href="?varyant=3">3</a>' in html
+    page = text_of(
+        client.get(reverse("instructors:item", args=["varyant", "q", "dot-score"]) + "?varyant=3").text
+    )
+    assert "Aşağıdaki sayılar yalnızca Varyant 3 / 6 için." in page
+    assert "Deneyen öğrenciler 6 Denemeler 10 İlk denemede başarı %17" in page
+    page = text_of(
+        client.get(reverse("instructors:item", args=["varyant", "q", "dot-score"]) + "?varyant=1").text
+    )
+    assert "Deneyen öğrenciler 5 Denemeler 5 İlk denemede başarı %100" in page
+    assert "En sık yanlış cevaplar" not in page  # variant 1's answers were all right
 
 
 def test_a_variant_with_few_students_or_a_small_gap_is_not_marked(client, hoca, make_user, varyant):
