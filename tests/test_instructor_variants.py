@@ -379,6 +379,38 @@ def test_the_submission_browser_shows_the_students_variant_and_its_hidden_inputs
 
 
 @pytest.mark.sandbox
+def test_an_exercises_statistics_split_by_the_variant_each_submission_was_graded_on(client, make_user, lab):
+    teacher = make_user("hoca")
+    lab.instructors.add(teacher)
+    exercise = _variant_exercise(lab)
+    for n in range(18):
+        student = User.objects.create(username=f"s{n}")
+        lab.enroll(student)
+        index, passed = n % 3, not (n % 3 == 1 and n % 6 != 1)  # variant 2: three of six pass
+        Submission.objects.create(
+            user=student,
+            exercise=exercise,
+            code="x\n",
+            code_hash=Submission.hash_code("x\n"),
+            status=Submission.Status.DONE,
+            verdict="passed" if passed else "failed",
+            score=1.0 if passed else 0.3,
+            variant=index,
+            variant_seed=1000 + index,
+            graded_hash=exercise.content_hash,
+        )
+    client.force_login(teacher)
+    html = client.get(reverse("instructors:item", args=["lab", "e", "attn"])).text
+    rows = dict(re.findall(r'<tr[^>]*data-variant="(\d+)"[^>]*>(.*?)</tr>', html, flags=re.S))
+    assert text_of(rows["1"]) == "1 %100 1,00 6 6 1000"
+    assert text_of(rows["2"]) == "2 ⚠ çok daha zor %50 0,65 6 6 1001"
+    assert "çok daha zor" not in text_of(rows["3"])
+    page = text_of(client.get(reverse("instructors:item", args=["lab", "e", "attn"]) + "?varyant=2").text)
+    assert "Deneyen öğrenciler 6 Denemeler 6 İlk denemede başarı %50" in page
+    assert "geçmedi 3" in page.lower()
+
+
+@pytest.mark.sandbox
 def test_the_exercise_test_page_checks_the_variant_chosen_or_all(client, make_user, lab):
     from grader.models import ItemCheck
 
