@@ -9,6 +9,7 @@ import hashlib
 import json
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
@@ -18,8 +19,10 @@ from .core import (
     Case,
     ExerciseSpec,
     GradeResult,
-    Limits,
     Reference,
+    ReferenceFailed,
+    SpecError,
+    Verdict,
     build_cases,
     check_source,
     load_bundle,
@@ -27,7 +30,9 @@ from .core import (
     run_reference,
     save_bundle,
 )
+from .core.cases import build_cases_for_seeds, scaled_for
 from .core.grade import evaluate, execute
+from .core.properties import reference_problems
 
 
 def content_hash(*parts: str) -> str:
@@ -62,17 +67,114 @@ def prepare(
         cases = build_cases(spec, source_dir or Path(empty), seed=seed)
     ref = run_reference(solution, spec, cases)
     if target is not None:
-        # Write to a sibling then rename, so a half-written bundle is never loaded.
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=target.parent))
-        try:
-            save_bundle(staging, spec, cases, ref)
-            staging.rename(target)
-        except OSError:
-            shutil.rmtree(staging, ignore_errors=True)
-            if not (target / "manifest.json").exists():
-                raise
+        store(target, spec, cases, ref)
     return spec, cases, ref
+
+
+def store(target: Path, spec: ExerciseSpec, cases: list[Case], ref: Reference) -> None:
+    """Keep a bundle at ``target``: written to a sibling then renamed, so a half-written
+    bundle is never loaded."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=target.parent))
+    try:
+        save_bundle(staging, spec, cases, ref)
+        staging.rename(target)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+        if not (target / "manifest.json").exists():
+            raise
+
+
+def prepare_variants(
+    grader_spec: dict,
+    solution: str,
+    *,
+    source_dir: Path,
+    variants: list[tuple[int, Path | None]],
+    workers: int = 2,
+) -> list[tuple[list[Case], Reference] | SpecError | ReferenceFailed]:
+    """`prepare` for many variants of an exercise at once: ``variants`` lists (cases.py's seed,
+    where to store the bundle or None). cases.py's make_cases runs for many seeds in one sandbox
+    (`build_cases_for_seeds`); the reference then runs once on every variant's cases together,
+    and on its own (``workers`` at a time) only for a variant where that shared run does not
+    pass, so that its failure is told as `prepare` tells it.
+    Stored bundles are reused. Returns each variant's (cases, reference) or its error."""
+    spec = parse_spec(grader_spec)
+    made: list = [
+        load_bundle(target) if target is not None and (target / "manifest.json").exists() else None
+        for _, target in variants
+    ]
+    fresh = [i for i, m in enumerate(made) if m is None]
+    for index, cases in zip(
+        fresh, build_cases_for_seeds(spec, source_dir, [variants[i][0] for i in fresh]), strict=True
+    ):
+        made[index] = cases
+    with ThreadPoolExecutor(workers) as pool:
+        pending = [i for i, m in enumerate(made) if isinstance(m, list)]
+        shared = reference_on_variants(solution, spec, [made[i] for i in pending]) if pending else []
+        alone = [i for i, ref in zip(pending, shared, strict=True) if ref is None]
+
+        def reference(index: int):
+            try:
+                return run_reference(solution, spec, made[index])
+            except ReferenceFailed as failed:
+                return failed
+
+        refs = dict(zip(pending, shared, strict=True)) | dict(
+            zip(alone, pool.map(reference, alone), strict=True)
+        )
+    found: list = []
+    for index, ((_, target), m) in enumerate(zip(variants, made, strict=True)):
+        if not isinstance(m, list):
+            found.append(m)  # a stored bundle's (cases, reference), or cases.py's SpecError
+            continue
+        ref = refs[index]
+        if isinstance(ref, Reference) and target is not None:
+            store(target, spec, m, ref)
+        found.append((m, ref) if isinstance(ref, Reference) else ref)
+    return found
+
+
+def _stopped(run) -> bool:
+    outcome = run.outcome
+    return bool(outcome.timed_out or outcome.cpu_exceeded or outcome.oom_killed or outcome.signal is not None)
+
+
+def reference_on_variants(
+    solution: str, spec: ExerciseSpec, variants: list[list[Case]]
+) -> list[Reference | None]:
+    """The reference's outputs on several variants' cases (probe and property cases included),
+    from one sandbox run over all of them; None for a variant where it did not pass every case
+    or breaks a property there (`run_reference` on that variant alone then says why)."""
+    if check_source(solution, spec) is not None:
+        return [None] * len(variants)
+    every: list[Case] = []
+    spans: list[range] = []
+    original: dict[str, str] = {}
+    for number, cases in enumerate(variants):
+        start = len(every)
+        for case in cases:
+            name = f"v{number}-{case.name}"  # a derived case's base is renamed with it
+            original[name] = case.name
+            every.append(dataclasses.replace(case, name=name))
+        spans.append(range(start, len(every)))
+    run = execute(solution, scaled_for(spec, len(variants)), every, [list(range(len(every)))])
+    if _stopped(run):
+        return [None] * len(variants)
+    found: list[Reference | None] = []
+    for span, cases in zip(spans, variants, strict=True):
+        result = evaluate(
+            dataclasses.replace(run, order=list(span)), solution, spec, every, None, author=True
+        )
+        if result.verdict != Verdict.PASSED or len(result.tests) != len(cases):
+            found.append(None)
+            continue
+        ref = Reference(
+            outputs={original[t.name]: dict(t.outputs) for t in result.tests},
+            stdout={original[every[i].name]: run.cases[i].stdout for i in span},
+        )
+        found.append(None if reference_problems(spec, cases, ref) else ref)
+    return found
 
 
 @lru_cache(maxsize=256)
@@ -134,21 +236,8 @@ def run_on_variants(
             if case.name in ref.stdout:
                 combined.stdout[name] = ref.stdout[case.name]
         spans.append(range(start, len(every)))
-    # The run does the work of len(variants) runs: its time limits grow with it (up to the most
-    # an exercise may ask for; a run that still hits them is graded variant by variant).
-    ceiling, limits = Limits.ceiling(), spec.limits
-    scale = max(1, len(variants))
-    batch_spec = dataclasses.replace(
-        spec,
-        limits=dataclasses.replace(
-            limits,
-            cpu_seconds=min(ceiling.cpu_seconds, limits.cpu_seconds * scale),
-            wall_seconds=min(ceiling.wall_seconds, limits.wall_seconds * scale),
-        ),
-    )
-    run = execute(source, batch_spec, every, [list(range(len(every)))])
-    outcome = run.outcome
-    if outcome.timed_out or outcome.cpu_exceeded or outcome.oom_killed or outcome.signal is not None:
+    run = execute(source, scaled_for(spec, len(variants)), every, [list(range(len(every)))])
+    if _stopped(run):
         return [None] * len(variants)
     found: list[tuple[GradeResult, Reference] | None] = []
     for span in spans:

@@ -268,3 +268,45 @@ def test_test_this_item_on_one_variant_or_all(double, labv, make_user):
     }
     with pytest.raises(ValueError):
         itemcheck.start(double, teacher, 4)
+
+
+def test_cases_for_many_seeds_are_those_each_seed_makes_alone(tmp_path):
+    """cases.py runs for many variants in one sandbox: each seed gets the cases (or the error) a
+    run of its own gives it, so a seed on which make_cases fails is told as before."""
+    from grader.core import SpecError, build_cases, parse_spec
+    from grader.core.cases import build_cases_for_seeds
+
+    (tmp_path / "cases.py").write_text(
+        "def make_cases(rng):\n"
+        "    x = rng.normal(size=3)\n"
+        "    if x[0] > 1.0:\n"
+        "        raise ValueError('too big')\n"
+        "    return [{'name': 'gizli', 'inputs': {'x': x, 'b': x > 0}}]\n",
+        encoding="utf-8",
+    )
+    spec = parse_spec({"kind": "function", "function": "f", "seed": SEED})
+    seeds = [variant_seed(SEED, i) for i in range(12)]
+    alone = []
+    for seed in seeds:
+        try:
+            alone.append(build_cases(spec, tmp_path, seed=seed))
+        except SpecError as exc:
+            alone.append(exc)
+    assert any(isinstance(a, SpecError) for a in alone) and any(isinstance(a, list) for a in alone)
+    for one, many in zip(alone, build_cases_for_seeds(spec, tmp_path, seeds), strict=True):
+        if isinstance(one, SpecError):
+            assert isinstance(many, SpecError) and many.message == one.message
+            continue
+        assert [c.name for c in many] == [c.name for c in one] == ["gizli"]
+        for name in ("x", "b"):
+            assert many[0].inputs[name].dtype == one[0].inputs[name].dtype
+            assert np.array_equal(many[0].inputs[name], one[0].inputs[name])
+
+    # Without failures, every seed comes from the shared run.
+    (tmp_path / "cases.py").write_text(
+        "def make_cases(rng):\n    return [{'name': 'gizli', 'inputs': {'x': rng.normal(size=2)}}]\n",
+        encoding="utf-8",
+    )
+    many = build_cases_for_seeds(spec, tmp_path, seeds)
+    for seed, cases in zip(seeds, many, strict=True):
+        assert np.array_equal(cases[0].inputs["x"], build_cases(spec, tmp_path, seed=seed)[0].inputs["x"])

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .limits import Limits
 from .pool import run_sandboxed
 from .probes import derive_probe_cases
 from .properties import derive_property_cases
@@ -40,6 +42,11 @@ def build_cases(spec: ExerciseSpec, exercise_dir: Path, *, seed: int | None = No
     path = Path(exercise_dir) / CASES_FILE
     if path.is_file():
         cases += _run_cases_py(path.read_text(encoding="utf-8"), spec, spec.seed if seed is None else seed)
+    return _complete(spec, cases)
+
+
+def _complete(spec: ExerciseSpec, cases: list[Case]) -> list[Case]:
+    """The author's cases checked, followed by the probe and property cases derived from them."""
     if not cases:
         raise SpecError("the exercise has no cases: add [[cases]] or a cases.py", "cases")
     if len(cases) > MAX_CASES:
@@ -65,6 +72,85 @@ def build_cases(spec: ExerciseSpec, exercise_dir: Path, *, seed: int | None = No
             raise SpecError(f"two probes or properties of one kind on case {case.base!r}", "properties")
         seen.add(case.name)
     return cases + derived
+
+
+# How many seeds' make_cases calls share one sandbox in build_cases_for_seeds.
+SEEDS_PER_RUN = 20
+
+# Appended to cases.py for build_cases_for_seeds: make_cases is called once per seed, each time
+# with a generator of its own (as a run of its own would), its case names marked "v<n>-".
+_SEEDS_WRAPPER = """
+
+
+def _dikkat_for_seeds(make_cases, seeds):
+    import numpy
+
+    def make_all(rng):
+        made = []
+        for number, seed in enumerate(seeds):
+            for case in make_cases(numpy.random.default_rng(seed)):
+                if isinstance(case, dict) and isinstance(case.get("name"), str):
+                    case = {**case, "name": "v%d-%s" % (number, case["name"])}
+                made.append(case)
+        return made
+
+    return make_all
+
+
+make_cases = _dikkat_for_seeds(make_cases, SEEDS)
+"""
+
+
+def build_cases_for_seeds(
+    spec: ExerciseSpec, exercise_dir: Path, seeds: list[int]
+) -> list[list[Case] | SpecError]:
+    """`build_cases` for each of ``seeds`` (an exercise's per-student variants), with cases.py's
+    ``make_cases`` called for up to SEEDS_PER_RUN seeds in one sandbox instead of one sandbox per
+    seed. A seed whose shared run had any problem is built on its own, so that its error is the
+    one `build_cases` gives. Returns each seed's cases, or its SpecError."""
+    path = Path(exercise_dir) / CASES_FILE
+    made: dict[int, list[Case]] = {}
+    if path.is_file() and len(seeds) > 1:
+        source = path.read_text(encoding="utf-8")
+        for start in range(0, len(seeds), SEEDS_PER_RUN):
+            chunk = seeds[start : start + SEEDS_PER_RUN]
+            try:
+                cases = _run_cases_py(
+                    source + _SEEDS_WRAPPER.replace("SEEDS)", f"{list(chunk)!r})"),
+                    scaled_for(spec, len(chunk)),
+                    0,
+                )
+            except SpecError:
+                continue  # each of these seeds on its own below
+            parts: dict[int, list[Case]] = {number: [] for number in range(len(chunk))}
+            for case in cases:
+                mark, _, name = case.name.partition("-")
+                parts[int(mark[1:])].append(replace(case, name=name))
+            made.update({start + number: part for number, part in parts.items()})
+    built: list[list[Case] | SpecError] = []
+    for at, seed in enumerate(seeds):
+        try:
+            if at in made:
+                built.append(_complete(spec, list(spec.cases) + made[at]))
+            else:
+                built.append(build_cases(spec, exercise_dir, seed=seed))
+        except SpecError as exc:
+            built.append(exc)
+    return built
+
+
+def scaled_for(spec: ExerciseSpec, runs: int) -> ExerciseSpec:
+    """The spec for one run doing the work of ``runs``: its time limits grow with it, up to the
+    most an exercise may ask for."""
+    ceiling, limits = Limits.ceiling(), spec.limits
+    return replace(
+        spec,
+        limits=replace(
+            limits,
+            cpu_seconds=min(ceiling.cpu_seconds, limits.cpu_seconds * max(1, runs)),
+            wall_seconds=min(ceiling.wall_seconds, limits.wall_seconds * max(1, runs)),
+        ),
+    )
 
 
 def _run_cases_py(source: str, spec: ExerciseSpec, seed: int) -> list[Case]:
