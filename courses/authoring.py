@@ -14,6 +14,7 @@ import_course, and the import only writes once the whole course loaded without a
 """
 
 import hashlib
+import json
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -25,7 +26,7 @@ from .kinds import REGISTRY, SpecProblem, get_kind
 from .rendering import render_markdown
 from .reveal import parse_reveal
 from .tomlsource import TomlSource, TomlSyntaxError
-from .variants import DEFAULT_VARIANTS, MAX_VARIANTS, MissingParameter, fill_table
+from .variants import DEFAULT_VARIANTS, MAX_VARIANTS, MissingParameter, ParameterTooLarge, fill_table
 from .visuals import render_visual
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -46,6 +47,7 @@ COURSE_KEYS = {
     "variants",
 }
 PARAMS_FILE = "params.py"
+MAX_VARIANT_BYTES = 128 * 1024  # one variant's rendered prompt, explanation and spec
 LESSON_KEYS = {"slug", "title", "order", "summary"}
 EXERCISE_KEYS = {
     "slug",
@@ -548,13 +550,23 @@ class _Loader:
                     f"{{{{ {missing.name} }}}} is not a parameter {generator}(rng) returns "
                     f"(it returns: {', '.join(sorted(params))})",
                 ) from None
+            except ParameterTooLarge as large:
+                raise VariantProblem(question_line, str(large)) from None
             try:
                 spec = kind.validate(filled, render)
             except SpecProblem as problem:
                 raise VariantProblem(doc.line_of(*keys, *problem.keys), problem.message) from None
             prompt = filled.get("prompt") if isinstance(filled.get("prompt"), str) else ""
             explanation = filled.get("explanation") if isinstance(filled.get("explanation"), str) else ""
-            return render(prompt, ("prompt",)), render(explanation, ("explanation",)), spec, problems
+            prompt_html, explanation_html = render(prompt, ("prompt",)), render(explanation, ("explanation",))
+            size = len(prompt_html) + len(explanation_html) + len(json.dumps(spec, default=str))
+            if size > MAX_VARIANT_BYTES:
+                raise VariantProblem(
+                    question_line,
+                    f"one variant of the question is {size // 1024} KB as shown and graded "
+                    f"(at most {MAX_VARIANT_BYTES // 1024} KB): use smaller parameters",
+                )
+            return prompt_html, explanation_html, spec, problems
 
         return QuestionSource(
             slug=slug,

@@ -26,7 +26,7 @@ from grader.core import (
 from . import catalogue
 from .authoring import MAX_SOURCE_BYTES, CourseSource, Problem, QuestionSource, VariantProblem
 from .kinds import get_kind
-from .variants import question_seed_base, same_answer_key, variant_seed
+from .variants import question_seed_base, shared_answers, variant_seed
 
 
 def _spec_line(exercise, key: str) -> int:
@@ -183,21 +183,16 @@ def _build_variants(
         }
         variant["digest"] = _digest(variant)
         variants.append(variant)
-    same: dict = defaultdict(list)
-    for variant in variants:
-        key = same_answer_key(variant["spec"])
-        if key is not None:
-            same[key].append(variant["index"])
-    for key, indices in same.items():
-        if len(indices) > 1:
-            source.warnings.append(
-                Problem(
-                    question.file,
-                    question.line,
-                    f"{question.slug}: variants {', '.join(map(str, indices))} have the same answer ({key:g}); "
-                    "students who get them can share it",
-                )
+    for group in shared_answers([variant["spec"] for variant in variants]):
+        answers = sorted({f"{variants[i]['spec']['answer']:g}" for i in group})
+        source.warnings.append(
+            Problem(
+                question.file,
+                question.line,
+                f"{question.slug}: variants {', '.join(map(str, group))} have answers one number gets right "
+                f"({', '.join(answers)}, within the tolerance); students who get them can share it",
             )
+        )
     question.variants = variants
     first = variants[0]
     question.prompt_html, question.explanation_html, question.spec = (

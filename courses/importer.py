@@ -109,6 +109,7 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
                 lesson_source.slug,
             )
             for q in lesson_source.questions:
+                before = Question.objects.filter(course=course, slug=q.slug).first()
                 question = _sync(
                     Question,
                     {"course": course, "slug": q.slug},
@@ -122,6 +123,7 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
                         "reveal": q.reveal,
                         "max_attempts": q.max_attempts,
                         "variant_count": max(1, len(q.variants)),
+                        "generated": bool(q.variants),
                         "source_file": f"{q.file}:{q.line}",
                         "retired": False,
                     },
@@ -129,7 +131,7 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
                     "question",
                     q.slug,
                 )
-                _sync_variants(question, q, report)
+                _sync_variants(question, q, report, before)
             for e in lesson_source.exercises:
                 _sync(
                     Exercise,
@@ -172,15 +174,39 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
     return report
 
 
-def _sync_variants(question: Question, source: QuestionSource, report: ImportReport) -> None:
+def _sync_variants(
+    question: Question, source: QuestionSource, report: ImportReport, before: Question | None
+) -> None:
     """Make the source's variants the question's current ones. A changed variant gets a new row
     and the old one stays (not current) for the attempts graded on it; the report says how many
-    enrolled students now see a different question than before."""
+    enrolled students now see a different question than before. A question that gains a
+    generator keeps what it asked before as a variant that is no longer current, and the
+    attempts graded on it point to it."""
     old = {v.index: v for v in question.variants.filter(current=True)}
     new = {v["index"]: v for v in source.variants}
     if not old and not new:
         return
     now = timezone.now()
+    if new and not old and before is not None and not before.generated:
+        earlier = {
+            "params": {},
+            "prompt_html": before.prompt_html,
+            "explanation_html": before.explanation_html,
+            "spec": before.spec,
+        }
+        kept = QuestionVariant.objects.create(
+            question=question, index=0, seed=0, digest="before-variants", current=False, **earlier
+        )
+        graded = question.attempts.filter(variant__isnull=True)
+        answered = graded.values("user_id").distinct().count()
+        graded.update(variant=kept)
+        report.note(
+            "~",
+            "variants of",
+            source.slug,
+            f"the question now has {len(new)} variants; {answered} student(s) had answered it as it was, "
+            "and those attempts keep that question",
+        )
     replaced = [v.pk for index, v in old.items() if index not in new or new[index]["digest"] != v.digest]
     question.variants.filter(pk__in=replaced).update(current=False)
     QuestionVariant.objects.bulk_create(
@@ -206,9 +232,9 @@ def _sync_variants(question: Question, source: QuestionSource, report: ImportRep
     students = Enrollment.objects.filter(course=question.course).values_list("user_id", flat=True)
     moved = 0
     for user_id in students.iterator():
-        before = old.get(index_for(salt, user_id, key, old_count))
-        after = new.get(index_for(salt, user_id, key, new_count))
-        moved += (before.digest if before else None) != (after["digest"] if after else None)
+        was = old.get(index_for(salt, user_id, key, old_count))
+        now_asked = new.get(index_for(salt, user_id, key, new_count))
+        moved += (was.digest if was else None) != (now_asked["digest"] if now_asked else None)
     if replaced or len(new) != len(old):
         report.note(
             "~",

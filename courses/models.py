@@ -191,6 +191,7 @@ class Question(models.Model):
     max_attempts = models.PositiveIntegerField(_("maximum attempts"), null=True, blank=True)
     # With a generator (params.py), each student answers one of this many variants (QuestionVariant).
     variant_count = models.PositiveSmallIntegerField(_("variants"), default=1)
+    generated = models.BooleanField(_("has a generator"), default=False)
     source_file = models.CharField(_("source file"), max_length=500, blank=True)
     retired = models.BooleanField(_("retired"), default=False, help_text=RETIRE_HELP)
 
@@ -242,11 +243,13 @@ class Question(models.Model):
 
     def variant_for(self, user) -> "QuestionVariant | None":
         """The variant ``user`` answers (None when the question has no generator)."""
-        if self.variant_count <= 1:
+        if not self.generated:
             return None
-        return QuestionVariant.objects.filter(
-            question=self, index=self.variant_index(user), current=True
-        ).first()
+        return (
+            QuestionVariant.objects.filter(question=self, index=self.variant_index(user), current=True)
+            .order_by()
+            .first()
+        )
 
     def ask(self, variant: "QuestionVariant | None") -> "Question":
         """This instance, in memory only, as ``variant`` asks it: its prompt, explanation and spec
@@ -270,18 +273,18 @@ class Question(models.Model):
         super().save(*args, **kwargs)
 
 
-class QuestionVariantQuerySet(models.QuerySet):
+class QuestionVariantQuerySet(models.QuerySet["QuestionVariant"]):
     def current_for(self, questions, user) -> dict[int, "QuestionVariant"]:
         """The variant ``user`` answers of each of ``questions`` that has variants, by question
         id: one query for a whole lesson."""
         wanted = [
             models.Q(question_id=question.pk, index=question.variant_index(user))
             for question in questions
-            if question.variant_count > 1
+            if question.generated
         ]
         if not wanted:
             return {}
-        return {v.question_id: v for v in self.filter(reduce(operator.or_, wanted), current=True)}
+        return {v.question_id: v for v in self.filter(reduce(operator.or_, wanted), current=True).order_by()}
 
 
 def spec_answered(answered) -> dict:

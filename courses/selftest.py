@@ -136,6 +136,16 @@ def grade_answer(question: Question, raw_answer) -> tuple[dict, Grade]:
     return answer, kind.grade(question.spec, answer)
 
 
+def question_changed(question: Question, asked: str) -> bool:
+    """Whether a form's ``asked`` (the start of the digest of the variant its page showed) is not
+    the variant the question asks this student now (a re-import changed it). A form without
+    it is taken as asking today's question."""
+    if not asked:
+        return False
+    variant = question.asked_variant
+    return variant is None or not variant.digest.startswith(asked)
+
+
 def submit_answer(user, question: Question, raw_answer) -> Attempt:
     """Store one answer: graded at once, or, when grading runs code, queued for a grading
     worker (the sandbox never runs in the web request). Grading happens before the row lock.
@@ -264,7 +274,7 @@ def _feedback_items(kind, question: Question, last: Attempt | None, final: bool 
     asked = question.asked_variant
     spec = (
         question.spec
-        if last.variant_id is None or (asked and asked.pk == last.variant_id)
+        if last.variant_id is None or (asked and asked.pk == last.variant_id) or last.variant is None
         else last.variant.spec
     )
     try:

@@ -73,6 +73,18 @@ def placeholders(text: str) -> set[str]:
 
 
 # -- filling a question table in ------------------------------------------------------------
+# A matrix is for reading: one that large in a question's text is a mistake, and would make
+# every variant's page heavy.
+MAX_SHOWN_CELLS = 400
+_SUPERSCRIPT = str.maketrans(
+    "-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079"
+)
+
+
+class ParameterTooLarge(ValueError):
+    """A parameter shown in a question's text is larger than a reader can take in."""
+
+
 def python_literal(value: Any) -> str:
     """A value as code: numbers and lists as Python literals, strings as they are."""
     return value if isinstance(value, str) else repr(value)
@@ -80,26 +92,34 @@ def python_literal(value: Any) -> str:
 
 def _number_text(value: float | int, in_math: bool) -> str:
     if isinstance(value, bool):
-        return "true" if value else "false"
+        return "doğru" if value else "yanlış"
     if isinstance(value, int):
         text = str(value)
     elif math.isfinite(value) and value == int(value) and abs(value) < 1e15:
         text = str(int(value))
     else:
-        text = f"{value:.6g}"
+        text = repr(value) if "e" not in repr(value) and len(repr(value)) <= 12 else f"{value:.6g}"
         if "e" in text:
             mantissa, exponent = text.split("e")
             text = (
-                rf"{mantissa} \times 10^{{{int(exponent)}}}" if in_math else f"{mantissa}·10^{int(exponent)}"
+                rf"{mantissa} \times 10^{{{int(exponent)}}}"
+                if in_math
+                else f"{mantissa}·10{str(int(exponent)).translate(_SUPERSCRIPT)}"
             )
     if text.startswith("-") and not in_math:
         text = "\u2212" + text[1:]
     return text.replace(".", "{,}" if in_math else ",")
 
 
+def _cells(value: Any) -> int:
+    return sum(_cells(v) for v in value) if isinstance(value, list) else 1
+
+
 def _latex(value: Any) -> str:
     if isinstance(value, list):
-        rows = value if value and all(isinstance(row, list) for row in value) else [value]
+        if not value:
+            return r"\begin{bmatrix} \end{bmatrix}"
+        rows = value if all(isinstance(row, list) for row in value) else [value]
         body = r" \\ ".join(" & ".join(_latex(cell) for cell in row) for row in rows)
         return rf"\begin{{bmatrix}} {body} \end{{bmatrix}}"
     if isinstance(value, (int, float)):
@@ -107,36 +127,78 @@ def _latex(value: Any) -> str:
     return str(value)
 
 
-def _math_toggles(text: str) -> list[int]:
-    """Positions where ``$`` or ``$$`` opens or closes math (not escaped ``\\$``)."""
-    positions = []
+_FENCE = re.compile(r"^[ \t]*(```+|~~~+)", re.MULTILINE)
+
+
+def _regions(text: str) -> list[str]:
+    """What each character of Markdown ``text`` is: "t" text, "m" math, "c" code (a code
+    span or a fenced block, where ``$`` is no math)."""
+    kinds = ["t"] * len(text)
+    # Fenced blocks first: from a fence line to the next fence of the same kind (or the end).
+    fences = list(_FENCE.finditer(text))
     i = 0
+    while i < len(fences):
+        opening = fences[i]
+        closing = next((f for f in fences[i + 1 :] if f.group(1)[0] == opening.group(1)[0]), None)
+        end = text.find("\n", closing.end()) if closing else len(text)
+        end = len(text) if end == -1 else end
+        for k in range(opening.start(), end):
+            kinds[k] = "c"
+        i = fences.index(closing) + 1 if closing else len(fences)
+    # Then inline code spans and math, left to right, outside fenced blocks.
+    i, in_math = 0, False
     while i < len(text):
-        if text[i] == "\\":
+        if kinds[i] == "c":
+            i += 1
+            continue
+        char = text[i]
+        if char == "\\" and not in_math:
             i += 2
             continue
-        if text[i] == "$":
-            positions.append(i)
-            i += 2 if text.startswith("$$", i) else 1
+        if char == "`" and not in_math:
+            run = len(text[i:]) - len(text[i:].lstrip("`"))
+            close = text.find("`" * run, i + run)
+            if close != -1:
+                for k in range(i, close + run):
+                    kinds[k] = "c"
+                i = close + run
+                continue
+        if char == "\\":  # inside math: \$ is a dollar sign, \\ a line break
+            kinds[i] = "m"
+            i += 2
             continue
+        if char == "$":
+            width = 2 if text.startswith("$$", i) else 1
+            in_math = not in_math
+            for k in range(i, i + width):
+                kinds[k] = "m"
+            i += width
+            continue
+        kinds[i] = "m" if in_math else "t"
         i += 1
-    return positions
+    return kinds
 
 
 def fill_markdown(text: str, params: dict, keys: tuple = ()) -> str:
-    toggles = _math_toggles(text)
+    kinds = _regions(text)
 
     def replace(match: re.Match) -> str:
         name = match.group(1)
         if name not in params:
             raise MissingParameter(name, keys)
         value = params[name]
-        in_math = sum(1 for p in toggles if p < match.start()) % 2 == 1
+        where = kinds[match.start()]
+        if where == "c":
+            return python_literal(value)  # code in the text reads as code
         if isinstance(value, str):
             return value
         if isinstance(value, list):
-            return _latex(value) if in_math else f"${_latex(value)}$"
-        return _number_text(value, in_math)
+            if _cells(value) > MAX_SHOWN_CELLS:
+                raise ParameterTooLarge(
+                    f"{{{{ {name} }}}} has {_cells(value)} numbers: at most {MAX_SHOWN_CELLS} are shown in a question's text"
+                )
+            return _latex(value) if where == "m" else f"${_latex(value)}$"
+        return _number_text(value, where == "m")
 
     return PLACEHOLDER.sub(replace, text)
 
@@ -150,19 +212,31 @@ def fill_code(text: str, params: dict, keys: tuple = ()) -> str:
     return PLACEHOLDER.sub(replace, text)
 
 
+def _is_case_input(keys: tuple) -> bool:
+    """``cases[i].inputs.<name>``: a value the code runs on, whatever its name."""
+    return len(keys) >= 4 and keys[0] == "cases" and keys[2] == "inputs"
+
+
 def fill_table(data: Any, params: dict, kind, keys: tuple = ()) -> Any:
     """A copy of a question's table with every placeholder filled in from ``params``; ``kind``
-    says which keys hold Markdown and which code."""
+    says which keys hold Markdown and which code (by the key's own name; a code blank's case
+    inputs are values whatever they are called)."""
     if isinstance(data, dict):
         return {k: fill_table(v, params, kind, keys + (k,)) for k, v in data.items()}
     if isinstance(data, list):
         return [fill_table(v, params, kind, keys + (i,)) for i, v in enumerate(data)]
     if not isinstance(data, str) or "{{" not in data:
         return data
+    whole = WHOLE.match(data)
+    if _is_case_input(keys):
+        if whole:
+            if whole.group(1) not in params:
+                raise MissingParameter(whole.group(1), keys)
+            return params[whole.group(1)]
+        return fill_code(data, params, keys)
     name_key = next((k for k in reversed(keys) if isinstance(k, str)), "")
     if name_key in kind.markdown_keys:
         return fill_markdown(data, params, keys)
-    whole = WHOLE.match(data)
     if whole and name_key not in kind.code_keys:
         if whole.group(1) not in params:
             raise MissingParameter(whole.group(1), keys)
@@ -170,10 +244,23 @@ def fill_table(data: Any, params: dict, kind, keys: tuple = ()) -> Any:
     return fill_code(data, params, keys)
 
 
-def same_answer_key(spec: dict) -> Any:
-    """What makes two variants of a numeric question "the same answer" (the value, rounded
-    to its tolerance); None for other kinds."""
-    answer = spec.get("answer")
-    if isinstance(answer, (int, float)) and not isinstance(answer, bool):
-        return round(float(answer), 9)
-    return None
+def shared_answers(specs: list[dict]) -> list[list[int]]:
+    """Groups of variants (their positions in ``specs``) of a numeric question whose answers one
+    typed number would get right in each: within the question's tolerance (absolute, or
+    relative when it says so) of each other. Other kinds have none."""
+    answers = []
+    for index, spec in enumerate(specs):
+        answer = spec.get("answer")
+        if isinstance(answer, (int, float)) and not isinstance(answer, bool):
+            tolerance = float(spec.get("tolerance") or 0.0)
+            if spec.get("relative"):
+                tolerance *= abs(float(answer))
+            answers.append((float(answer), tolerance, index))
+    answers.sort()
+    groups: list[list[int]] = []
+    for position, (value, tolerance, index) in enumerate(answers):
+        if position and value - answers[position - 1][0] <= max(tolerance, answers[position - 1][1]) * 2:
+            groups[-1].append(index)
+        else:
+            groups.append([index])
+    return [sorted(group) for group in groups if len(group) > 1]

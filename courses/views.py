@@ -30,6 +30,7 @@ from .selftest import (
     AnswerRefused,
     QuestionState,
     item_context,
+    question_changed,
     reveal_answer,
     reveal_warning,
     states_for,
@@ -260,6 +261,14 @@ def answer_question(request: HttpRequest, course_slug: str, lesson_slug: str, sl
     respond = partial(_item_response, request, question, previewing=previewing)
     if not previewing and (held := lesson_use_refused(request.user, question.course, question.slug)):
         return respond(status=403, error=held)
+    if question_changed(question, request.POST.get("asked", "")):
+        # Graded on today's numbers, the answer to the page's would count as wrong.
+        return respond(
+            error=_(
+                "This question has changed since the page was loaded: it has new numbers now. "
+                "Read it again, then answer."
+            )
+        )
     raw = None
     try:
         raw = kind.answer_from_post(question.spec, request.POST)

@@ -106,7 +106,7 @@ class QuestionKind:
     # Keys whose strings are Markdown (given to ``render`` by validate): a parameter goes into
     # them as text, numbers written the Turkish way and lists as a matrix.
     markdown_keys: frozenset[str] = frozenset(
-        {"prompt", "explanation", "text", "hint", "left", "right", "distractors"}
+        {"prompt", "explanation", "text", "hint", "left", "right", "distractors", "label", "unit"}
     )
 
     @property

@@ -16,8 +16,9 @@ from .pool import run_sandboxed
 from .results import LoadProblem, OutputDir
 
 PARAMS_FILE = "params.py"
-MAX_CALLS = 4000
 MAX_PARAMS_BYTES = 64 * 1024  # one variant's parameters as JSON
+# Calls per sandbox run: their output stays well under the run's file size limit (16 MiB).
+CALLS_PER_RUN = 200
 MAX_DEPTH = 4  # a matrix of rows is depth 2
 # A generator is small work; a loop or a huge allocation ends at these limits.
 GENERATOR_LIMITS = Limits(cpu_seconds=4.0, wall_seconds=10.0, memory_mb=512)
@@ -77,8 +78,12 @@ def run_generator(
     (time, memory) or whose module fails to load makes every call a problem."""
     if not calls:
         return []
-    if len(calls) > MAX_CALLS:
-        raise ValueError(f"at most {MAX_CALLS} generator calls per run")
+    if len(calls) > CALLS_PER_RUN:
+        return [
+            generated
+            for start in range(0, len(calls), CALLS_PER_RUN)
+            for generated in run_generator(source, calls[start : start + CALLS_PER_RUN], limits=limits)
+        ]
     found: dict[str, Any] = {}
 
     def collect(out: OutputDir, phase: int) -> None:
