@@ -96,6 +96,7 @@ def test_the_instructor_sees_the_variant_a_student_got_with_its_parameters(clien
     assert q_row in html and 'aria-label="q, 3 elemanlı vektör"' in html
     assert f"score {mine.params['score']}" in page
     assert str(mine.seed) in page
+    assert f"Komut satırında: --variant {mine.index}" in page  # the commands count from 0
     # Both answers say which variant they were graded on; the right one is marked right.
     assert page.count(f"Varyant {mine.index + 1} / 6") >= 3
     assert "✓ Doğru" in page and "✗ Doğru değil" in page
