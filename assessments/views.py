@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 from accounts.ratelimit import ANSWERS, SUBMISSIONS
 from courses.kinds import AnswerError, GraderFailed, NotGradable, get_kind
 from courses.models import Exercise, Question, QuestionVariant, spec_answered
-from courses.selftest import AnsweringTooFast, AnswerPending, AnswerRefused
+from courses.selftest import AnsweringTooFast, AnswerPending, AnswerRefused, question_changed
 from grader.grading import SubmissionRefused
 from grader.models import Submission
 
@@ -258,6 +258,17 @@ def _answer_in_assessment(request: HttpRequest, question: Question, slug: str) -
     if kind is None:
         raise Http404
     question.ask_for(request.user)  # read and graded as the student's own variant
+    if question_changed(question, request.POST.get("asked", "")):
+        # A re-import gave the student new numbers since the page was loaded: graded on today's,
+        # the answer to the page's would count as wrong (and use an attempt). Nothing is stored.
+        messages.warning(
+            request,
+            _(
+                "This question has changed since the page was loaded: it has new numbers now. "
+                "Read it again, then answer."
+            ),
+        )
+        return redirect(back)
     try:
         raw = kind.answer_from_post(question.spec, request.POST)
         attempt = record_answer(assessment, request.user, question, raw)

@@ -59,3 +59,18 @@ def test_each_student_sees_and_is_graded_on_their_own_variant(make_user, course)
         page = clients[ayse.pk].get(PAGE).text
         assert "Puan: 1 üzerinden 1." in page
         assert mine.prompt_html in page  # her numbers, after the answer too
+
+
+def test_an_answer_to_numbers_a_reimport_replaced_is_refused_and_stores_nothing(make_user, course):
+    question = Question.objects.get(course=course, slug="dot-score")
+    ayse = make_user("ayse")
+    course.enroll(ayse)
+    client = Client()
+    client.force_login(ayse)
+    mine = question.variant_for(ayse)
+    with time_machine.travel(at("2026-12-05 12:00"), tick=False):
+        page = client.get(PAGE).text
+        assert f'name="asked" value="{mine.digest[:16]}"' in page  # the form says which numbers it showed
+        page = client.post(ANSWER, {"value": str(mine.params["score"]), "asked": "0" * 16}, follow=True).text
+    assert "Sayfa yüklendikten sonra bu soru değişti" in page
+    assert not Attempt.objects.exists()
