@@ -240,7 +240,9 @@ def test_cached_fragments_are_each_students_own(course, make_user, client):
             assert question.variant_for(other).prompt_html not in page
 
 
-def test_an_answer_from_a_page_loaded_before_a_reimport_is_not_counted(course, make_user, client, variants_dir):
+def test_an_answer_from_a_page_loaded_before_a_reimport_is_not_counted(
+    course, make_user, client, variants_dir
+):
     question, ayse, _other = _students_with_different_variants(course, make_user, "dot-score")
     client.force_login(ayse)
     page = client.get(question.lesson.get_absolute_url()).content.decode()
@@ -263,7 +265,7 @@ def test_a_question_that_gains_a_generator_keeps_its_earlier_attempts(db, make_u
     questions = variants_dir / "01-scores" / "questions.toml"
     original = questions.read_text()
     static = original.replace('params = "dot"\n', "").replace('answer = "{{ score }}"', "answer = 7")
-    static = re.sub(r"\{\{ \w+ \}\}", "1", static.split("[[questions]]\nslug = \"scale-factor\"")[0])
+    static = re.sub(r"\{\{ \w+ \}\}", "1", static.split('[[questions]]\nslug = "scale-factor"')[0])
     questions.write_text(static)
     _import(variants_dir)
     course = Course.objects.get(slug="varyant")
