@@ -133,7 +133,11 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
                 )
                 _sync_variants(question, q, report, before)
             for e in lesson_source.exercises:
-                _sync(
+                was = Exercise.objects.filter(course=course, slug=e.slug).values_list(
+                    "content_hash", "variant_count"
+                )
+                before_exercise = was.first()
+                exercise = _sync(
                     Exercise,
                     {"course": course, "slug": e.slug},
                     {
@@ -157,6 +161,8 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
                     "exercise",
                     e.slug,
                 )
+                if before_exercise is not None:
+                    _note_exercise_variants(exercise, *before_exercise, report)
         _retire(course.lessons.all(), {l.slug for l in source.lessons}, report, "lesson")
         _retire(course.questions.all(), {q.slug for q in source.all_questions()}, report, "question")
         _retire(course.exercises.all(), {e.slug for e in source.all_exercises()}, report, "exercise")
@@ -243,6 +249,32 @@ def _sync_variants(
             f"{len(new)} variants, {len(replaced)} changed; {moved} student(s) now get a different variant; "
             "their earlier attempts keep the variant they were graded on",
         )
+
+
+def _note_exercise_variants(exercise: Exercise, old_hash: str, old_count: int, report: ImportReport) -> None:
+    """Say how many enrolled students' hidden cases an exercise's new version changed: all of
+    them when its files changed and it has variants (cases.py draws them again), else those
+    whose variant moved because the number of variants changed. Earlier submissions keep the
+    variant and seed they were graded on."""
+    new_count = exercise.variant_count
+    if max(old_count, new_count) <= 1 or (old_hash == exercise.content_hash and old_count == new_count):
+        return
+    salt, key = exercise.course.variant_salt, item_key(exercise)
+    students = Enrollment.objects.filter(course=exercise.course).values_list("user_id", flat=True)
+    if old_hash != exercise.content_hash:
+        moved = students.count()
+    else:
+        moved = sum(
+            index_for(salt, user_id, key, old_count) != index_for(salt, user_id, key, new_count)
+            for user_id in students.iterator()
+        )
+    report.note(
+        "~",
+        "variants of",
+        exercise.slug,
+        f"{new_count} variants; {moved} student(s) now get other hidden cases; "
+        "their earlier submissions keep the variant and seed they were graded on",
+    )
 
 
 def _assessment_values(a: AssessmentSource) -> dict:

@@ -352,3 +352,22 @@ def test_a_generator_with_many_calls_runs_in_several_sandboxes():
     calls = [("generate", seed) for seed in range(450)]
     made = run_generator("def generate(rng):\n    return {'v': list(range(2000))}\n", calls)
     assert len(made) == 450 and all(g.params == {"v": list(range(2000))} for g in made)
+
+
+def test_an_exercises_new_cases_are_reported_with_the_students_they_reach(db, make_user, tmp_path):
+    lab = tmp_path / "lab"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lab_variants", lab)
+    _import(lab)
+    course = Course.objects.get(exercises__slug="double")
+    for n in range(3):
+        Enrollment.objects.create(user=make_user(f"ogrenci{n}"), course=course)
+    cases = next(lab.glob("*/double/cases.py"))
+    cases.write_text(cases.read_text() + "\n# one more comment: the files changed\n")
+
+    report = _import(lab)
+
+    assert any(
+        "variants of double" in line and "3 student(s) now get other hidden cases" in line
+        for line in report.changes
+    )
+    assert not any("variants of double" in line for line in _import(lab).changes)  # nothing new
