@@ -222,7 +222,8 @@ class CourseSource:
                 **{e.slug: e.variant_count for e in self.all_exercises() if e.variant_count > 1},
             },
             "problems": [p.as_dict() for p in self.problems],
-            "warnings": [p.as_dict() for p in self.warnings],
+            # Only when there are some, like validate_course's "misconceptions".
+            **({"warnings": [p.as_dict() for p in self.warnings]} if self.warnings else {}),
         }
 
 

@@ -14,7 +14,7 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
-from assessments.feedback import held_back_work
+from assessments.feedback import HeldBackNote, held_back
 from grader.items import exercise_item_context
 
 from . import pagecache
@@ -57,7 +57,8 @@ def render_lesson(
         if not item.is_exercise:
             item.ask(asked.get(item.pk))
     # Work handed in to an assessment that keeps its feedback back is not the lesson's to show.
-    hidden = ((), ()) if preview else held_back_work(user, course)
+    work = None if preview else held_back(user, course)
+    hidden = ((), ()) if work is None else (work.answers, work.submissions)
     questions = states_for(student, [item for item in items if not item.is_exercise], hidden[0])
     exercises = exercise_states(student, [item for item in items if item.is_exercise], hidden[1])
     if preview and shown is not None and shown.question_id in questions:
@@ -88,6 +89,8 @@ def render_lesson(
         else:
             state = questions[item.pk]
             status, last = state.status, state.last_answer
+            # Answered in an assessment that keeps the feedback back: where, and until when.
+            held_note = work.notes.get(item.slug) if work is not None and state.held else None
             pending |= bool(last and last.is_pending)
             confirm = confirming == item.slug
             note = (
@@ -95,7 +98,7 @@ def render_lesson(
             )
             if not preview and not state.pending and not (last and last.is_pending):
                 seed = (user.pk, item.course_id, item.slug)  # as selftest.item_context seeds the kind
-                answers = [(attempt.pk, attempt.status) for attempt in state.attempts]
+                answers = [(attempt.pk, attempt.status) for attempt in state.attempts + state.held]
                 key = pagecache.item_key(
                     item,
                     version,
@@ -108,6 +111,7 @@ def render_lesson(
                         answers,
                         item.asked_variant.digest if item.asked_variant else "",
                         pagecache.kind_context_digest(item, version, seed),
+                        held_note.text if held_note else "",
                     ],
                 )
             draw = partial(
@@ -119,6 +123,7 @@ def render_lesson(
                 preview=preview,
                 confirm=confirm,
                 note=note,
+                held_note=held_note,
             )
         statuses.append(status)
         keys.append(key)
@@ -157,6 +162,7 @@ def question_html(
     preview: bool,
     confirm: bool,
     note: str,
+    held_note: HeldBackNote | None = None,
 ) -> str:
     """A question's markup on the lesson page (its forms hold pagecache.CSRF_SLOT)."""
     ctx = {
@@ -164,6 +170,7 @@ def question_html(
         "recording": recording,
         "preview_mode": preview,
         "preview": note,
+        "held_note": held_note,
     }
     return render_to_string(
         "courses/question_item.html", {"question": question, "ctx": ctx, "csrf_token": pagecache.CSRF_SLOT}

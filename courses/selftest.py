@@ -23,13 +23,22 @@ from .reveal import may_reveal
 class QuestionState:
     question: Question
     attempts: list[Attempt] = field(default_factory=list)
+    # Answers handed in to an assessment that keeps its feedback back: they use attempts, but
+    # nothing of them is shown here (assessments.feedback.held_back).
+    held: list[Attempt] = field(default_factory=list)
 
     @property
     def answers(self) -> list[Attempt]:
         """Answers that count as attempts: graded or still being graded (not the grader's failures)."""
         return [
-            a for a in self.attempts if a.kind == Attempt.Kind.ANSWER and a.status != Attempt.Status.FAILED
+            a
+            for a in self.attempts + self.held
+            if a.kind == Attempt.Kind.ANSWER and a.status != Attempt.Status.FAILED
         ]
+
+    @property
+    def shown_answers(self) -> list[Attempt]:
+        return [a for a in self.answers if a not in self.held]
 
     @property
     def pending(self) -> Attempt | None:
@@ -52,7 +61,7 @@ class QuestionState:
 
     @property
     def solved(self) -> bool:
-        return any(a.correct and not a.after_reveal for a in self.answers)
+        return any(a.correct and not a.after_reveal for a in self.shown_answers)
 
     @property
     def attempts_left(self) -> int | None:
@@ -104,10 +113,9 @@ def states_for(user, questions, hidden: Collection[int] = ()) -> dict[int, Quest
     states = {q.pk: QuestionState(q) for q in questions}
     if user.is_authenticated and states:
         attempts = Attempt.objects.filter(user=user, question__in=list(states))
-        if hidden:
-            attempts = attempts.exclude(pk__in=hidden)
         for attempt in attempts.order_by("created_at", "pk"):
-            states[attempt.question_id].attempts.append(attempt)
+            state = states[attempt.question_id]
+            (state.held if attempt.pk in hidden else state.attempts).append(attempt)
     return states
 
 

@@ -22,6 +22,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from assessments.scoring import manual_scores_over
 from courses.kinds import AnswerError, NotGradable, get_kind
 from courses.lessonpage import render_lesson
 from courses.models import (
@@ -394,6 +395,7 @@ def regrade_detail(request: HttpRequest, course_slug: str, pk: int) -> HttpRespo
             "course": course,
             "regrade": regrade,
             **regrades.summary(regrade),
+            "manual_kept": manual_scores_over(regrade.items.values("submission_id")),
             "misconception_labels": stats.misconception_labels(regrade.exercise),
         },
     )

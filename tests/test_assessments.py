@@ -202,7 +202,7 @@ items = ["n1", "n1"]
 def test_validate_json_lists_assessments_and_keeps_its_other_keys(course_dir, capsys):
     call_command("validate_course", str(course_dir), "--json")
     summary = json.loads(capsys.readouterr().out)
-    assert set(summary) == {"course", "lessons", "assessments", "problems"}
+    assert set(summary) == {"course", "lessons", "assessments", "variants", "problems"}
     assert summary["problems"] == []
     assert summary["assessments"] == [
         {"slug": "odev", "items": ["first-choice", "n1", "n2", "n3"], "kind": "homework"},
