@@ -28,6 +28,9 @@ def test_a_question_answered_in_an_exam_is_handed_in_on_its_lesson_page(student,
         page = student.get(LESSON).text
     n1 = page[page.index('id="q-n1"') : page.index('id="q-n2"')]
     assert "teslim edildi" in n1
-    assert "Bunu “Sınav” değerlendirmesinde cevapladınız; geri bildirimi 15.12.2026 12:00 sonrasında gösterilir." in n1
+    assert (
+        "Bunu “Sınav” değerlendirmesinde cevapladınız; geri bildirimi 15.12.2026 12:00 sonrasında gösterilir."
+        in n1
+    )
     assert "2 deneme hakkı kaldı" in n1 or "2 deneme hakkınız kaldı" in n1
     assert "Doğru" not in n1  # the feedback itself stays back
