@@ -267,6 +267,8 @@ class QuestionAdmin(InstructorScopedAdmin):
         "prompt_preview",
         "spec",
         "reveal",
+        "variant_count",  # from the question's file (and its generator): an import sets them
+        "generated",
     )
     exclude = ("prompt_html", "explanation_html", "kind")
     inlines = [QuestionVariantInline]
@@ -289,6 +291,7 @@ class ExerciseAdmin(InstructorScopedAdmin):
         "slug",
         "source_dir",
         "content_hash",
+        "variant_count",
         "prompt_preview",
         "spec",
         "reveal",
