@@ -705,7 +705,9 @@ def main() -> int:
         default=180,
         help="seconds after the rush for the last verdicts before the rest counts as stuck (default 180)",
     )
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="grading workers")
+    parser.add_argument(
+        "--workers", type=int, help="grading workers (default: the site's own, GRADING_WORKERS)"
+    )
     parser.add_argument("--port", type=int, default=0, help="port of the site (default: a free one)")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument(
@@ -729,10 +731,9 @@ def main() -> int:
             "serve",
             "--bind",
             f"127.0.0.1:{args.port}",
-            "--workers",
-            str(args.workers),
             "--web-workers",
             "2",
+            *(["--workers", str(args.workers)] if args.workers is not None else []),
         ],
         cwd=ROOT,
         env=env,
@@ -748,6 +749,7 @@ def main() -> int:
         print(f"==> {args.students} students sign up, enrol and open the lesson", flush=True)
         began = time.monotonic()
         ready = sign_up(students)
+        args.workers = len(grading_workers(f"DIKKAT_LOADTEST={var.name}"))  # serve started them meanwhile
         print(f"    {len(ready)} ready after {time.monotonic() - began:.0f} s", flush=True)
         exercises = sum(1 for j in jobs if j.kind == "exercise")
         print(

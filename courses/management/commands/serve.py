@@ -69,7 +69,7 @@ class Command(BaseCommand):
             "--workers",
             type=int,
             default=settings.GRADING_WORKERS,
-            help="grading workers (default: GRADING_WORKERS, i.e. the core count)",
+            help="grading workers (default: GRADING_WORKERS, i.e. one more than the cores)",
         )
         parser.add_argument("--web-workers", type=int, default=2)
 
