@@ -318,17 +318,7 @@ def _submit_in_assessment(
         log_refusal(assessment, request.user, exercise.slug, str(refused))
         return _refused(request, back, str(refused))
     except SubmissionRefused as refused:
-        response: HttpResponse
-        if _wants_json(request):
-            response = JsonResponse(
-                {"error": str(refused), "retry_after": refused.retry_after}, status=refused.status
-            )
-        else:
-            messages.warning(request, str(refused))
-            response = redirect(back)
-        if refused.retry_after:
-            response["Retry-After"] = str(refused.retry_after)
-        return response
+        return refused.response(request, back, as_json=_wants_json(request))
     if not accepted.reused:
         SUBMISSIONS.count(request)
     submission = accepted.submission

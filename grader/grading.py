@@ -13,8 +13,11 @@ from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib import messages
 from django.db import transaction
 from django.db.models import Count, Min, Q
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import redirect
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -39,6 +42,19 @@ class SubmissionRefused(Exception):
         super().__init__(message)
         self.retry_after = retry_after
         self.status = status
+
+    def response(self, request, back: str, *, as_json: bool) -> HttpResponse:
+        """What a page answers: the message as JSON (the page's script shows it) or a warning on
+        the page at ``back``; with Retry-After when waiting helps."""
+        response: HttpResponse
+        if as_json:
+            response = JsonResponse({"error": str(self), "retry_after": self.retry_after}, status=self.status)
+        else:
+            messages.warning(request, str(self))
+            response = redirect(back)
+        if self.retry_after:
+            response["Retry-After"] = str(self.retry_after)
+        return response
 
 
 @dataclass

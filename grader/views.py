@@ -98,17 +98,7 @@ def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: 
     try:
         accepted = submit(request.user, exercise, code, mode, preview=preview)
     except SubmissionRefused as refused:
-        response: HttpResponse
-        if wants_json:
-            response = JsonResponse(
-                {"error": str(refused), "retry_after": refused.retry_after}, status=refused.status
-            )
-        else:
-            messages.warning(request, str(refused))
-            response = redirect(back)
-        if refused.retry_after:
-            response["Retry-After"] = str(refused.retry_after)
-        return response
+        return refused.response(request, back, as_json=wants_json)
     submission = accepted.submission
     if not accepted.reused:
         SUBMISSIONS.count(request)
