@@ -1,6 +1,9 @@
 """Per-student variants on an assessment's page: each student sees their own numbers for a
 question with variants, and their answer is graded against their own variant (issue 14)."""
 
+import shutil
+from pathlib import Path
+
 import pytest
 import time_machine
 from django.core.management import call_command
@@ -14,9 +17,18 @@ PAGE = reverse("assessment", args=["varyant-sinav", "odev"])
 ANSWER = reverse("assessment_answer", args=["varyant-sinav", "odev", "dot-score"])
 
 
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
 @pytest.fixture
-def course(db) -> Course:
-    call_command("import_course", "tests/fixtures/variants_exam", verbosity=0)
+def course(db, tmp_path) -> Course:
+    """The variants fixture course with a homework of its questions (assessment_variants/)."""
+    folder = tmp_path / "varyant-sinav"
+    shutil.copytree(FIXTURES / "variants", folder)
+    shutil.copytree(FIXTURES / "assessment_variants" / "assessments", folder / "assessments")
+    course_toml = folder / "course.toml"
+    course_toml.write_text(course_toml.read_text().replace('slug = "varyant"', 'slug = "varyant-sinav"'))
+    call_command("import_course", str(folder), verbosity=0)
     return Course.objects.get(slug="varyant-sinav")
 
 
