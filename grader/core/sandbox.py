@@ -70,6 +70,7 @@ JOB_TMPFS_BYTES = 512 * MIB
 AS_HEADROOM = 128 * MIB
 STARTUP_BUDGET = 30.0  # seconds for bwrap + interpreter + NumPy before the runner says "R"
 SPAWN_REPORT_TIMEOUT = 10.0  # seconds for bwrap to report its sandbox's pid
+NEW_LOCK_GRACE_SECONDS = 60.0  # a lock file younger than this may be between creation and flock
 TEARDOWN_BUDGET = 6.0  # killing the tree (3 s at most) and removing its cgroup (3 s at most)
 # Bytes we read from the sandbox's pipes before ignoring them (the runner needs a few).
 PIPE_BUDGET = {"log": 1 << 20, "status": 4096}
@@ -217,19 +218,27 @@ class RunLock:
     """
 
     def __init__(self) -> None:
-        self.name = f"run-{secrets.token_hex(10)}"
-        locks = _locks_dir()
-        self.path = locks / f"{self.name}.lock"
-        tmp = locks / f".new-{self.name}"
-        self.fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX)
-            os.rename(tmp, self.path)  # visible to clean-ups only once it is held
-        except BaseException:
-            os.close(self.fd)
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        for attempt in range(3):
+            self.name = f"run-{secrets.token_hex(10)}"
+            locks = _locks_dir()
+            self.path = locks / f"{self.name}.lock"
+            tmp = locks / f".new-{self.name}"
+            self.fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX)
+                os.rename(tmp, self.path)  # visible to clean-ups only once it is held
+                return
+            except FileNotFoundError:
+                # Another grader's clean-up took the file between its creation and our lock (it
+                # spares young files; a clock jump could still fool it): a new name, a new file.
+                os.close(self.fd)
+                if attempt == 2:
+                    raise
+            except BaseException:
+                os.close(self.fd)
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
 
     def release(self) -> None:
         if self.fd < 0:
@@ -290,6 +299,8 @@ def cleanup_abandoned_runs(backend: cgroups.Backend | None) -> list[str]:
                     pass
         for new in _locks_dir().glob(".new-run-*"):
             with contextlib.suppress(OSError):
+                if time.time() - new.lstat().st_mtime < NEW_LOCK_GRACE_SECONDS:
+                    continue  # its creator may be between creating and locking it
                 fd = os.open(new, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -174,3 +174,26 @@ def test_a_changed_runner_is_used_at_once(tmp_path, monkeypatch):
         assert sb.Path(fixed).stat().st_mode & 0o777 == 0o644
     finally:
         os.unlink(fixed)
+
+
+def test_a_lock_being_created_is_not_taken_by_another_graders_clean_up():
+    """Between creating its lock file and locking it, a grader's file is not yet held: another
+    grader's clean-up spares it while it is young (it took it once in a deadline rush, and the
+    student got "grader failed"), and removes it when it is old (its creator died)."""
+    import os
+    import time
+
+    locks = sb._locks_dir()
+    young = locks / ".new-run-0123456789abcdefabcd"
+    old = locks / ".new-run-abcdefabcdef01234567"
+    for path in (young, old):
+        path.write_bytes(b"")
+    stale = time.time() - sb.NEW_LOCK_GRACE_SECONDS - 5
+    os.utime(old, (stale, stale))
+    try:
+        sb.cleanup_abandoned_runs(None)
+        assert young.exists()
+        assert not old.exists()
+    finally:
+        for path in (young, old):
+            path.unlink(missing_ok=True)
