@@ -28,7 +28,7 @@ def number_text(value: Any) -> str:
     """A number as the page writes numbers (a decimal comma in Turkish), to 4 significant
     digits; other values as text."""
     if isinstance(value, (bool, np.bool_)):
-        return "true" if value else "false"
+        return _("true") if value else _("false")
     if isinstance(value, (int, np.integer)):
         text = str(int(value))
     elif isinstance(value, (float, np.floating)):

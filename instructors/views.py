@@ -360,7 +360,7 @@ def regrade_start(request: HttpRequest, course_slug: str, slug: str) -> HttpResp
     course = _get_course_for_instructor(request, course_slug)
     exercise = _get_item(course, "e", slug)
     selected = request.POST.getlist("submission")
-    ids = [int(s) for s in selected if s.isdigit()] if selected else None
+    ids = [int(s) for s in selected if _whole_number(s)] if selected else None
     regrade = regrades.start(exercise, request.user, ids)
     return redirect("instructors:regrade", course.slug, regrade.pk)
 
@@ -410,7 +410,7 @@ def lesson_preview(request: HttpRequest, course_slug: str, lesson_slug: str) -> 
     assert isinstance(request.user, User)  # login_required
     shown = (
         AnswerPreview.objects.filter(pk=shown_id, user=request.user, question__lesson=lesson).first()
-        if shown_id.isdigit()
+        if _whole_number(shown_id)
         else None
     )
     return render_lesson(request, lesson, preview=True, shown=shown)
@@ -476,10 +476,15 @@ ATTEMPTS_PER_PAGE = 20
 ALL_VARIANTS = "hepsi"  # ?varyant=hepsi: every variant of the item
 
 
+def _whole_number(value: str) -> bool:
+    """ASCII digits only: str.isdigit() also takes "²", which int() refuses."""
+    return value.isascii() and value.isdigit()
+
+
 def _chosen_variant(value: str | None, count: int) -> int | None:
     """The variant an instructor picked, from ``?varyant=3`` (numbered from 1 as pages show
     it): its index, or None for all of them (or a number the item does not have)."""
-    if value and value.isdigit() and 1 <= int(value) <= count:
+    if value and _whole_number(value) and 1 <= int(value) <= count:
         return int(value) - 1
     return None
 
@@ -620,7 +625,7 @@ def test_question(request: HttpRequest, course_slug: str, slug: str) -> HttpResp
         AnswerPreview.objects.filter(pk=shown_id, user=request.user, question=question)
         .select_related("variant")
         .first()
-        if shown_id.isdigit()
+        if _whole_number(shown_id)
         else None
     )
     if (

@@ -308,6 +308,11 @@ def test_the_test_page_refuses_a_variant_the_question_does_not_have(client, hoca
     assert "Varyant 1 / 6: cevaplayın" in page  # the list of every variant instead
     response = client.post(url, {"varyant": "99", "value": "1"})
     assert response.status_code == 302 and not AnswerPreview.objects.exists()
+    # Digits that are not ASCII ("²" is a digit to str.isdigit, not to int) are no variant either.
+    assert "Varyant 1 / 6: cevaplayın" in text_of(client.get(url + "?varyant=%C2%B2").text)
+    assert client.get(url + "?varyant=1&onizleme=%C2%B2").status_code == 200
+    item = reverse("instructors:item", args=["varyant", "q", "dot-score"])
+    assert client.get(item + "?varyant=%C2%B2").status_code == 200
 
 
 # --- exercises: the student's hidden inputs -------------------------------------------------

@@ -14,6 +14,7 @@ from dikkat_support import worker_env
 
 from grader.grading import lease_duration, submit
 from grader.models import Submission
+from jobs.queue import lease_holder
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.sandbox, pytest.mark.queue]
 
@@ -88,7 +89,8 @@ def test_a_worker_killed_mid_job_is_restarted_and_its_job_graded_again_long_befo
     first, other = running[doomed.pk], running[spared.pk]
     holder = first.lease_token.rsplit(".", 1)[0]
     assert holder != other.lease_token.rsplit(".", 1)[0]  # each worker's leases carry its own id
-    workers = grading_workers(serve)
+    # Worker ids by the name their leases carry (a digest of the id when it does not fit a token).
+    workers = {lease_holder(worker_id): pid for worker_id, pid in grading_workers(serve).items()}
     os.kill(workers[holder], signal.SIGKILL)  # as the OOM killer or a crash would: the worker only
 
     done = wait_until(
@@ -103,7 +105,12 @@ def test_a_worker_killed_mid_job_is_restarted_and_its_job_graded_again_long_befo
     assert "worker died" in done.last_error
     # The dead worker was replaced by a new start with an id of its own.
     restarted = wait_until(
-        lambda: len(grading_workers(serve)) == 2 and grading_workers(serve), 60, "no restart"
+        lambda: (
+            len(grading_workers(serve)) == 2
+            and {lease_holder(worker_id) for worker_id in grading_workers(serve)}
+        ),
+        60,
+        "no restart",
     )
     assert holder not in restarted and set(workers) - {holder} <= set(restarted)
 
