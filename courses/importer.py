@@ -9,7 +9,7 @@ from assessments.models import Assessment
 
 from .authoring import AssessmentSource, CourseSource, Problem, QuestionSource, load_course
 from .exercises import check_generated_questions
-from .models import Course, Enrollment, Exercise, Lesson, Question, QuestionVariant
+from .models import BEFORE_VARIANTS, Course, Enrollment, Exercise, Lesson, Question, QuestionVariant
 from .variants import index_for, item_key
 
 
@@ -201,7 +201,7 @@ def _sync_variants(
             "spec": before.spec,
         }
         kept = QuestionVariant.objects.create(
-            question=question, index=0, seed=0, digest="before-variants", current=False, **earlier
+            question=question, index=0, seed=0, digest=BEFORE_VARIANTS, current=False, **earlier
         )
         graded = question.attempts.filter(variant__isnull=True)
         answered = graded.values("user_id").distinct().count()

@@ -273,6 +273,10 @@ class Question(models.Model):
         super().save(*args, **kwargs)
 
 
+# The digest of the variant that keeps what a question asked before it had a generator.
+BEFORE_VARIANTS = "before-variants"
+
+
 class QuestionVariantQuerySet(models.QuerySet["QuestionVariant"]):
     def current_for(self, questions, user) -> dict[int, "QuestionVariant"]:
         """The variant ``user`` answers of each of ``questions`` that has variants, by question

@@ -209,7 +209,8 @@ def question_stats(question, variant: int | None = None) -> tuple[ItemStats, dic
     answered = Attempt.objects.answers().filter(question=question)
     spec = question.spec
     if variant is not None:
-        answered = answered.filter(variant__index=variant)
+        # Answers graded on the variant as it is now (one a re-import replaced is another question).
+        answered = answered.filter(variant__index=variant, variant__current=True)
         current = QuestionVariant.objects.filter(question=question, index=variant, current=True).first()
         spec = current.spec if current else spec
     answers = list(
@@ -354,8 +355,9 @@ def _variant_rows(
 def variant_stats(item) -> list[VariantRow]:
     """How students fared on each variant of an item with variants (empty without): one row
     per variant in order, each with its parameters on one line; answers graded before the item
-    had variants in a last row of their own. A question's answers count on the variant they
-    were graded on, an exercise's submissions on the variant they were graded against."""
+    had variants, or on a variant a re-import has replaced, in a last row of their own. A
+    question's answers count on the variant they were graded on, an exercise's submissions on
+    the variant they were graded against."""
     if item.variant_count <= 1:
         return []
     per_variant: dict[int | None, dict[int, list]] = defaultdict(lambda: defaultdict(list))
@@ -372,10 +374,11 @@ def variant_stats(item) -> list[VariantRow]:
                 seeds[index] = seed
     else:
         answers = Attempt.objects.answers().filter(question=item).order_by("created_at", "pk")
-        for user_id, index, created, correct, after_reveal, score in answers.values_list(
-            "user_id", "variant__index", "created_at", "correct", "after_reveal", "score"
+        for user_id, index, current, created, correct, after_reveal, score in answers.values_list(
+            "user_id", "variant__index", "variant__current", "created_at", "correct", "after_reveal", "score"
         ):
-            per_variant[index][user_id].append((created, correct and not after_reveal, score))
+            asked = index if current else None  # not a variant students get now
+            per_variant[asked][user_id].append((created, correct and not after_reveal, score))
         for variant in QuestionVariant.objects.filter(question=item, current=True):
             params[variant.index], seeds[variant.index] = params_summary(variant.params), variant.seed
     rows = _variant_rows(per_variant, item.variant_count, item.course.score_policy)

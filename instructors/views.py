@@ -26,6 +26,7 @@ from assessments.scoring import manual_scores_over
 from courses.kinds import AnswerError, NotGradable, get_kind
 from courses.lessonpage import render_lesson
 from courses.models import (
+    BEFORE_VARIANTS,
     AnswerPreview,
     Attempt,
     Course,
@@ -535,7 +536,11 @@ def question_attempts(request: HttpRequest, course_slug: str, slug: str, user_id
         entry: dict = {"attempt": attempt, "items": _answer_items(kind, spec_answered(attempt), attempt)}
         if attempt.variant_id is not None:
             assert attempt.variant is not None
-            entry["variant_label"] = variant_label(attempt.variant.index, question.variant_count)
+            entry["variant_label"] = (
+                _("before variants")
+                if attempt.variant.digest == BEFORE_VARIANTS
+                else variant_label(attempt.variant.index, question.variant_count)
+            )
             # Graded on a variant the student is no longer asked (a later import changed it).
             if current is None or attempt.variant_id != current.pk:
                 entry["other_variant"] = _question_variant(question, attempt.variant)

@@ -284,6 +284,13 @@ def test_a_question_that_gains_a_generator_keeps_its_earlier_attempts(db, make_u
     assert attempt.correct and attempt.variant is not None and not attempt.variant.current
     assert attempt.variant.spec["answer"] == 7  # graded on, and read against, the question as it was
     assert any("1 student(s) had answered it as it was" in line for line in report.changes)
+    # The instructor's statistics count it apart from the variants students get now.
+    from instructors.stats import question_stats, variant_stats
+
+    question = Question.objects.get(pk=question.pk)
+    rows = {row.index: row.students for row in variant_stats(question)}
+    assert rows[None] == 1 and rows[0] == 0
+    assert question_stats(question, 0)[0].students == 0
 
 
 def test_one_variant_with_a_generator_still_keeps_attempts_on_it(course, make_user, client, variants_dir):
