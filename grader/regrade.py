@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from . import bundles
 from .core import grade
-from .grading import graded_variant, lease_duration, result_fields
+from .grading import graded_variant, lease_duration, result_fields, seed_of
 from .models import GradeChange, Regrade, RegradeItem, Submission, Verdict
 
 log = logging.getLogger("grader")
@@ -165,9 +165,14 @@ def apply(regrade: Regrade) -> int:
         ]
         if changed:
             raise NotReady("some submissions were graded again since this preview; start a new preview")
+        exercise = regrade.exercise
         for item in items:
             _keep_in_history(item.submission)
+            # The variant it was regraded on (the same content as then: the hash is checked above).
+            index = graded_variant(exercise, item.submission.variant, item.submission.user_id)
             Submission.objects.filter(pk=item.submission_id).update(
+                variant=index,
+                variant_seed=seed_of(exercise, index),
                 verdict=item.new_verdict,
                 score=item.new_score,
                 tests=item.new_tests,

@@ -16,7 +16,7 @@ from courses.importer import import_course
 from courses.models import Course, Exercise, Question
 from courses.variants import variant_seed
 from grader import bundles, itemcheck, regrade
-from grader.grading import exercise_bundle, grade_claimed, submit
+from grader.grading import exercise_bundle, grade_claimed, seed_of, submit
 from grader.models import ItemCheck, Submission
 
 pytestmark = pytest.mark.sandbox
@@ -310,3 +310,22 @@ def test_cases_for_many_seeds_are_those_each_seed_makes_alone(tmp_path):
     many = build_cases_for_seeds(spec, tmp_path, seeds)
     for seed, cases in zip(seeds, many, strict=True):
         assert np.array_equal(cases[0].inputs["x"], build_cases(spec, tmp_path, seed=seed)[0].inputs["x"])
+
+
+def test_an_applied_regrade_stores_the_variant_it_graded_on(double, labv, make_user):
+    """A submission made on a variant the exercise no longer has (fewer variants since) is
+    regraded on the student's own variant now, and the applied grade says so (variant and seed)."""
+    [ayse] = _students(double, make_user, count=1)
+    own = double.variant_index(ayse)
+    submission = _graded(ayse, double, _fitted_to(double, own))
+    Submission.objects.filter(pk=submission.pk).update(variant=double.variant_count + 3, variant_seed=1)
+    teacher = make_user("hoca")
+    labv.instructors.add(teacher)
+    preview = regrade.start(double, teacher)
+    [item] = preview.items.all()
+    regrade.grade_item(item.pk)
+    item.refresh_from_db()
+    assert item.new_verdict == "passed"  # graded on her own variant's hidden cases
+    regrade.apply(preview)
+    submission.refresh_from_db()
+    assert (submission.variant, submission.variant_seed) == (own, seed_of(double, own))
