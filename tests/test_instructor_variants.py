@@ -123,7 +123,7 @@ def test_an_answer_graded_on_a_variant_no_longer_asked_shows_that_variant(client
     client.force_login(hoca)
     response = client.get(reverse("instructors:attempts", args=["varyant", "dot-score", ayse.pk]))
     page = text_of(response.text)
-    assert "Bu cevabın notlandırıldığı varyant" in page
+    assert "Bu cevap şu varyantta notlandırıldı" in page
     assert "artık sorulmuyor" in page
     assert "<td>9</td><td>9</td><td>9</td>" in response.text
 
