@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from grader.items import status_payload
 from grader.models import Submission
 
 from .models import Assessment, HandIn
@@ -124,26 +125,10 @@ def _held_back_html(request: HttpRequest, submission: Submission, shown: str) ->
 
 
 def submission_payload(request: HttpRequest, submission: Submission, reused: bool = False) -> dict:
-    """What the exercise script (static/js/exercise.js) reads after code is posted from an
-    assessment's page: the result box, the status and where to poll it (the status poll,
-    ``?wait=1`` held as on lesson pages), with the assessment's feedback policy applied."""
-    pending = submission.is_pending
-    payload = {
-        "id": submission.pk,
-        "status": submission.progress,
-        "verdict": submission.verdict or None,
-        "score": submission.score,
-        "reused": reused,
-        "status_url": reverse("submission_status", args=[submission.pk]),
-        "html": render_to_string(
-            "grader/result.html",
-            {"submission": submission, "hints": {} if pending else submission.exercise.misconception_hints},
-            request=request,
-        ),
-    }
-    if (poll_after := submission.poll_after_ms()) is not None:
-        payload["poll_after_ms"] = poll_after
-    return hold_back_status(request, submission, payload)
+    """What the exercise script reads of a submission (grader.items.status_payload), after code
+    is posted from a lesson's or an assessment's page and in the status poll, with what its
+    assessment's feedback policy keeps back removed."""
+    return hold_back_status(request, submission, status_payload(request, submission, reused))
 
 
 def hold_back_status(request: HttpRequest, submission: Submission, payload: dict) -> dict:

@@ -3,6 +3,10 @@ grader's own pages."""
 
 from collections.abc import Collection
 
+from django.http import HttpRequest
+from django.template.loader import render_to_string
+from django.urls import reverse
+
 from courses.models import Exercise
 from courses.reveal import may_reveal
 
@@ -43,3 +47,32 @@ def exercise_item_context(
         "hints": exercise.misconception_hints,
         "history_count": submissions.count(),
     }
+
+
+def status_payload(request: HttpRequest, submission: Submission, reused: bool = False) -> dict:
+    """What the exercise script (static/js/exercise.js) reads of a submission, on a lesson's page
+    or an assessment's: its state, place in the queue, result box and where to poll it. An
+    assessment's feedback policy is applied on top (assessments.feedback.submission_payload)."""
+    payload = {
+        "id": submission.pk,
+        "status": submission.progress,
+        "position": submission.queue_position(),
+        "wait_seconds": submission.queue_wait_seconds(),
+        "verdict": submission.verdict or None,
+        "score": submission.score,
+        "reused": reused,
+        "status_url": reverse("submission_status", args=[submission.pk]),
+        "html": render_to_string(
+            "grader/result.html",
+            {
+                "submission": submission,
+                "hints": submission.exercise.misconception_hints if not submission.is_pending else {},
+            },
+            request=request,
+        ),
+    }
+    # A long queue is not asked every half second: the page polls again near the expected verdict.
+    poll_after = submission.poll_after_ms()
+    if poll_after is not None:
+        payload["poll_after_ms"] = poll_after
+    return payload

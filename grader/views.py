@@ -4,14 +4,13 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.ratelimit import SUBMISSIONS
 from accounts.requests import AuthenticatedRequest
-from assessments.feedback import hold_back_history, hold_back_status
+from assessments.feedback import hold_back_history, submission_payload
 from assessments.models import lesson_use_refused
 from courses.models import Exercise
 
@@ -106,36 +105,10 @@ def submit_code(request: HttpRequest, course_slug: str, lesson_slug: str, slug: 
         messages.info(request, _("You sent this exact code before; here is its result."))
     if wants_json:
         return JsonResponse(
-            _status_payload(request, submission, reused=accepted.reused),
+            submission_payload(request, submission, reused=accepted.reused),
             status=202 if submission.is_pending else 200,
         )
     return redirect(back)
-
-
-def _status_payload(request, submission: Submission, reused: bool = False) -> dict:
-    payload = {
-        "id": submission.pk,
-        "status": submission.progress,
-        "position": submission.queue_position(),
-        "wait_seconds": submission.queue_wait_seconds(),
-        "verdict": submission.verdict or None,
-        "score": submission.score,
-        "reused": reused,
-        "status_url": reverse("submission_status", args=[submission.pk]),
-        "html": render_to_string(
-            "grader/result.html",
-            {
-                "submission": submission,
-                "hints": submission.exercise.misconception_hints if not submission.is_pending else {},
-            },
-            request=request,
-        ),
-    }
-    # A long queue is not asked every half second: the page polls again near the expected verdict.
-    poll_after = submission.poll_after_ms()
-    if poll_after is not None:
-        payload["poll_after_ms"] = poll_after
-    return hold_back_status(request, submission, payload)  # an assessment's feedback policy
 
 
 @login_required
@@ -162,7 +135,7 @@ def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
     held = hold_until_done(request, submission, submission.poll_after_ms)
     if held:
         submission = _get_submission_for_user(request, pk)
-    return waited(JsonResponse(_status_payload(request, submission)), held)
+    return waited(JsonResponse(submission_payload(request, submission)), held)
 
 
 @login_required
