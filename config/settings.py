@@ -31,6 +31,27 @@ def envint(name: str, default: int) -> int:
     return int(value) if value not in (None, "") else default
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may use: its affinity mask (taskset, a container's cpuset), lowered by
+    a cgroup CPU quota (a container's `cpu.max` on cgroup v2, `cpu.cfs_quota_us` on v1)."""
+    count = os.process_cpu_count() or 1
+    quotas = (
+        (Path("/sys/fs/cgroup/cpu.max"), None),
+        (Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"), Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us")),
+    )
+    for quota_file, period_file in quotas:
+        try:
+            fields = quota_file.read_text().split()
+            if period_file is not None:
+                fields.append(period_file.read_text().strip())
+            quota, period = fields[0], fields[1]
+            if quota not in ("max", "-1"):
+                return max(1, min(count, -(-int(quota) // int(period))))
+        except (OSError, ValueError, IndexError):
+            continue
+    return count
+
+
 def envlist(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
@@ -267,7 +288,7 @@ GRADER_DATA_DIR = Path(os.environ.get("GRADER_DATA_DIR", VAR_DIR / "grader"))
 # (noisy: other programs ran): 80 queued submissions were graded at 3.0/s by 2 workers and 3.7/s
 # by 3 (alternated in one run); scripts/loadtest.py's rush: 2 workers at most 5.0/s, p95 34 s;
 # 3 workers 5.8/s, p95 1.2 s, and in a busier run 5.0/s, p95 22 s.
-GRADING_WORKERS = envint("GRADING_WORKERS", (os.cpu_count() or 1) + 1)
+GRADING_WORKERS = envint("GRADING_WORKERS", usable_cpus() + 1)
 
 LOGGING = {
     "version": 1,

@@ -67,3 +67,20 @@ def test_a_second_test_run_on_this_checkout_gets_its_own_database(db):
     ours = connection.settings_dict["NAME"]
     assert Path(ours).parent == Path(other.stdout.strip()).parent == Path(settings.VAR_DIR)
     assert other.stdout.strip() != ours
+
+
+def test_grading_workers_follow_the_cpus_the_site_may_use_not_the_machine():
+    # On a machine (or container) that lets the site use one CPU of many, the default is two
+    # workers, not the machine's count plus one.
+    code = "from django.conf import settings; print(settings.GRADING_WORKERS)"
+    env = {key: value for key, value in os.environ.items() if key != "GRADING_WORKERS"}
+    one_cpu = subprocess.run(
+        ["taskset", "-c", "0", sys.executable, "manage.py", "shell", "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert one_cpu.returncode == 0, one_cpu.stderr
+    assert one_cpu.stdout.split()[-1] == "2"
