@@ -900,3 +900,33 @@ def test_admin_lists_assessments_and_keeps_records_read_only(client, make_user, 
         ).status_code
         == 403
     )
+
+
+def test_the_refresh_link_of_code_still_being_graded_reloads_the_assessment_not_the_lesson(
+    db, tmp_path, alice, client
+):
+    root = tmp_path / "lab"
+    shutil.copytree(FIXTURES / "lab", root)
+    write(
+        root,
+        "kod.toml",
+        HOMEWORK.replace('"odev"', '"kod"').replace(
+            'items = ["first-choice", { pool = ["n1", "n2", "n3"], pick = 2, points = 2 }]',
+            'items = ["attn"]',
+        ),
+    )
+    import_course(root)  # no grading data: the submission stays queued
+    Course.objects.get(slug="lab").enroll(alice)
+    client.force_login(alice)
+    page_url = reverse("assessment", args=["lab", "kod"])
+    with time_machine.travel(at("2026-12-08 12:00"), tick=False):
+        client.post(
+            reverse("assessment_submit", args=["lab", "kod", "attn"]),
+            {"code": "def attention(Q, K, V, mask=None):\n    return V\n", "mode": "submit"},
+        )
+        [submission] = Submission.objects.filter(user=alice)
+        page = client.get(page_url).content.decode()
+    [href] = re.findall(r'<a href="([^"]*)" class="refresh-link"', page)
+    # A link of only a query and a fragment stays on the page it is on: here the assessment.
+    assert re.fullmatch(rf"\?t=\d+#sonuc-{submission.pk}", href)
+    assert f'id="sonuc-{submission.pk}"' in page
