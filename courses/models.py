@@ -188,6 +188,8 @@ class Question(models.Model):
     # Kind-specific data as validated by the kind (options, pairs, blanks, …).
     spec = models.JSONField(_("specification"), default=dict)
     reveal = models.JSONField(_("reveal rule"), default=dict)
+    # The hint ladder: each step's rendered HTML, opened one by one after failed attempts (HintOpening).
+    hints = models.JSONField(_("hints (rendered)"), default=list, blank=True)
     max_attempts = models.PositiveIntegerField(_("maximum attempts"), null=True, blank=True)
     # With a generator (params.py), each student answers one of this many variants (QuestionVariant).
     variant_count = models.PositiveSmallIntegerField(_("variants"), default=1)
@@ -351,6 +353,8 @@ class Exercise(models.Model):
     # The grader's part of exercise.toml, as parsed by grader.core.parse_spec.
     spec = models.JSONField(_("grading specification"), default=dict)
     reveal = models.JSONField(_("reveal rule"), default=dict)
+    # The hint ladder, as for questions.
+    hints = models.JSONField(_("hints (rendered)"), default=list, blank=True)
     content_hash = models.CharField(_("content hash"), max_length=64, blank=True)
     # With ``variants = N`` in exercise.toml, cases.py makes each variant's hidden cases from its own seed.
     variant_count = models.PositiveSmallIntegerField(_("variants"), default=1)
@@ -544,3 +548,60 @@ class AnswerPreview(GradedAnswer):
 
     def status_url(self) -> str:
         return reverse("attempt_status", args=[self.pk]) + "?onizleme=1"
+
+
+class HintOpening(models.Model):
+    """A student opened one step of an item's hint ladder (courses.hints): kept forever, once
+    per student, item and step. Its time tells the statistics what was answered after it."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="hint_openings",
+        verbose_name=_("student"),
+    )
+    # Exactly one of the two; student work outlives content (PROTECT), as attempts do.
+    question = models.ForeignKey(
+        Question,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="hint_openings",
+        verbose_name=_("question"),
+    )
+    exercise = models.ForeignKey(
+        Exercise,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="hint_openings",
+        verbose_name=_("exercise"),
+    )
+    step = models.PositiveSmallIntegerField(_("hint step"))  # 1-based
+    opened_at = models.DateTimeField(_("opened"), default=timezone.now)
+
+    class Meta:
+        ordering = ["opened_at", "pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(question__isnull=False, exercise__isnull=True)
+                | models.Q(question__isnull=True, exercise__isnull=False),
+                name="hint_opening_of_one_item",
+            ),
+            models.UniqueConstraint(
+                fields=["user", "question", "step"],
+                condition=models.Q(question__isnull=False),
+                name="one_opening_per_question_hint",
+            ),
+            models.UniqueConstraint(
+                fields=["user", "exercise", "step"],
+                condition=models.Q(exercise__isnull=False),
+                name="one_opening_per_exercise_hint",
+            ),
+        ]
+        verbose_name = _("hint opening")
+        verbose_name_plural = _("hint openings")
+
+    def __str__(self) -> str:
+        item = self.question or self.exercise
+        return f"{self.user} · {item.slug if item else '?'} · {self.step}"
