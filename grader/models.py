@@ -391,9 +391,15 @@ class ItemCheck(Job):
         return {"message": CHECK_FAILED}
 
     def lease_duration(self) -> timedelta:
-        """Longer than grading every program can take: a live worker never loses its lease."""
+        """Longer than grading every program can take: a live worker never loses its lease. A
+        program checked on several variants runs once on all of them, and only when that shared
+        run is stopped, on each alone again (itemcheck._grade_programs): twice a run per program
+        and variant at the very most."""
         per_run = max_run_seconds(parse_spec(self.exercise.spec).limits)
-        return timedelta(seconds=per_run * max(1, len(self.programs)) + settings.GRADING_LEASE_MARGIN)
+        repeated = 2 if len({p.get("variant", 0) for p in self.programs}) > 1 else 1
+        return timedelta(
+            seconds=per_run * repeated * max(1, len(self.programs)) + settings.GRADING_LEASE_MARGIN
+        )
 
     @property
     def is_lost(self) -> bool:

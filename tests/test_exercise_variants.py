@@ -270,6 +270,38 @@ def test_test_this_item_on_one_variant_or_all(double, labv, make_user):
         itemcheck.start(double, teacher, 4)
 
 
+def test_test_this_item_on_all_variants_runs_each_program_once_with_the_verdicts_of_one_by_one(
+    double, labv, make_user, monkeypatch
+):
+    import sys
+
+    teacher = make_user("hoca")
+    labv.instructors.add(teacher)
+    sandbox_runs = []
+    for module in (sys.modules["grader.core.grade"], sys.modules["grader.bundles"]):
+        real = module.execute
+
+        def counted(*args, real=real, **kwargs):
+            sandbox_runs.append(1)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, "execute", counted)
+    check = itemcheck.start(double, teacher, "all")
+    assert itemcheck.run(check.pk) == "done"
+    check.refresh_from_db()
+    assert len(check.programs) == 8 and len(sandbox_runs) == 2  # the reference and add-two, once each
+    together = {(r["variant"], r["label"]): r for r in check.runs}
+    for index in range(4):
+        ItemCheck.objects.filter(pk=check.pk).update(status="done")
+        alone = itemcheck.start(double, teacher, index)
+        assert itemcheck.run(alone.pk) == "done"
+        alone.refresh_from_db()
+        ItemCheck.objects.filter(pk=alone.pk).update(status="done")
+        for run in alone.runs:
+            assert together[(index, run["label"])] == run
+    assert together[(1, "add-two")]["hidden_failed"]  # the catalogued mistake is caught on hidden cases
+
+
 def test_cases_for_many_seeds_are_those_each_seed_makes_alone(tmp_path):
     """cases.py runs for many variants in one sandbox: each seed gets the cases (or the error) a
     run of its own gives it, so a seed on which make_cases fails is told as before."""

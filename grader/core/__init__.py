@@ -8,6 +8,7 @@ Public API (the Django side codes against these names)::
     save_bundle(directory, spec, cases, ref); cases, ref = load_bundle(directory)
     result = grade(source, spec, cases, ref, variants={...}, only_visible=False)
     check_source(source, spec) -> Message | None
+    misconception_of(result, {tag: outputs}, spec) -> tag | None
     run_generator(params_source, [(function, seed), ...]) -> [Generated(params | problem)]
     sandbox_problem() -> str | None
 """
@@ -21,6 +22,7 @@ from .grade import (
     Verdict,
     check_source,
     grade,
+    misconception_of,
     run_reference,
 )
 from .limits import Limits
@@ -52,6 +54,7 @@ __all__ = [
     "enable_pool",
     "grade",
     "load_bundle",
+    "misconception_of",
     "parse_spec",
     "run_generator",
     "run_reference",

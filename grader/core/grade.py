@@ -740,7 +740,7 @@ def grade(
     except Exception:  # noqa: BLE001 -- any fault of ours is an internal error, never the student's
         return _internal_error(started, "grading")
     if variants and result.verdict != Verdict.PASSED:
-        result.misconception = _misconception(result, cases, variants, spec)
+        result.misconception = misconception_of(result, variants, spec)
     _point_at_placeholders(result, source)
     if result.verdict == Verdict.INTERNAL_ERROR:
         log.error("internal error: %s", run.outcome.log_tail)
@@ -787,9 +787,9 @@ def _point_at_placeholders(result: GradeResult, source: str) -> None:
         )
 
 
-def _misconception(
-    result: GradeResult, cases: list[Case], variants: dict[str, Reference], spec: ExerciseSpec
-) -> str | None:
+def misconception_of(result: GradeResult, variants: dict[str, Reference], spec: ExerciseSpec) -> str | None:
+    """The tag of the catalogued misconception whose outputs ``result``'s failing cases equal
+    (all of them), or None."""
     failing = [t for t in result.tests if not t.passed]
     if not failing or any(not t.outputs for t in failing):
         return None
