@@ -361,3 +361,15 @@ def test_an_applied_regrade_stores_the_variant_it_graded_on(double, labv, make_u
     regrade.apply(preview)
     submission.refresh_from_db()
     assert (submission.variant, submission.variant_seed) == (own, seed_of(double, own))
+
+
+def test_the_item_commands_name_an_unknown_slug_the_same_way(labv, tmp_path):
+    program = tmp_path / "p.py"
+    program.write_text("def f(x):\n    return x\n", encoding="utf-8")
+    with pytest.raises(CommandError, match="no active exercise with slug 'yok'; `manage.py grade --list`"):
+        call_command("grade", "yok", str(program))
+    with pytest.raises(CommandError, match="no active question with slug 'yok'"):
+        call_command("answer", "yok", "--json", "{}")
+    with pytest.raises(CommandError, match="no active question or exercise with slug 'yok'"):
+        call_command("variants", "yok")
+    assert call_command("variants", "labv/double") is None  # course/slug finds it

@@ -1,8 +1,8 @@
 import json
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from courses.commandline import find_one, variant_asked
 from courses.kinds import AnswerError, GraderFailed, NotGradable, get_kind
 from courses.models import Question, QuestionVariant
 from courses.selftest import grade_answer
@@ -25,7 +25,7 @@ class Command(BaseCommand):
         which.add_argument("--student", metavar="USERNAME", help="grade on this student's own variant")
 
     def handle(self, *args, slug: str, answer: str, variant=None, student=None, **options):
-        question = _find_question(slug)
+        question = find_one([Question.objects], slug, "question")
         _ask(question, variant, student)
         try:
             raw = json.loads(answer)
@@ -69,30 +69,11 @@ class Command(BaseCommand):
 def _ask(question: Question, variant: int | None, student: str | None) -> None:
     """Set ``question`` to ask the variant asked for: --variant N, the student's own, or 0 (the
     question's own spec, as before it had variants)."""
-    count = max(1, question.variant_count)
-    if student is not None:
-        user = get_user_model().objects.filter(username=student).first()
-        if user is None:
-            raise CommandError(f"unknown user {student!r}")
-        variant = question.variant_index(user)
+    variant = variant_asked(question, variant, student)
     if variant is None:
         return
-    if not 0 <= variant < count:
-        raise CommandError(
-            f"{question.slug} has {count} variant(s): --variant must be from 0 to {count - 1}, not {variant}"
-        )
-    if count > 1:
+    if question.variant_count > 1:
         row = QuestionVariant.objects.filter(question=question, index=variant, current=True).first()
         if row is None:
             raise CommandError(f"{question.slug} has no variant {variant}: import the course again")
         question.ask(row)
-
-
-def _find_question(slug: str) -> Question:
-    found = Question.objects.matching(slug)
-    if not found:
-        raise CommandError(f"no active question with slug {slug!r}")
-    if len(found) > 1:
-        courses = ", ".join(f"{q.course.slug}/{q.slug}" for q in found)
-        raise CommandError(f"several courses have a question {slug!r}; use one of: {courses}")
-    return found[0]

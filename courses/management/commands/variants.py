@@ -6,8 +6,9 @@ Prints ``{"item": slug, "variants": [{"index", "seed", "params"}]}``: a question
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
+from courses.commandline import find_one
 from courses.models import Exercise, Question, QuestionVariant
 from courses.variants import variant_seed
 from grader.core import SpecError, parse_spec
@@ -25,15 +26,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, slug: str, as_json: bool = False, **options):
-        found = [*Question.objects.matching(slug), *Exercise.objects.matching(slug)]
-        if not found:
-            raise CommandError(f"no active question or exercise with slug {slug!r}")
-        if len(found) > 1:
-            raise CommandError(
-                f"several items have the slug {slug!r}; use course/slug: "
-                + ", ".join(f"{item.course.slug}/{item.slug}" for item in found)
-            )
-        item = found[0]
+        item = find_one([Question.objects, Exercise.objects], slug, "question or exercise")
         variants = _exercise_variants(item) if item.is_exercise else _question_variants(item)
         if as_json:
             self.stdout.write(json.dumps({"item": item.slug, "variants": variants}, ensure_ascii=False))

@@ -4,10 +4,10 @@
 import json
 from pathlib import Path
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
+from courses.commandline import find_one, variant_asked
 from courses.models import Exercise
 from grader import bundles
 from grader.core import SandboxUnavailable, grade, sandbox_problem
@@ -43,8 +43,10 @@ class Command(BaseCommand):
             return
         if not slug or not file:
             raise CommandError("usage: manage.py grade EXERCISE_SLUG FILE [--json]  (or --list)")
-        exercise = _find_exercise(slug)
-        index = _variant(exercise, variant, student)
+        exercise = find_one(
+            [Exercise.objects], slug, "exercise", hint="`manage.py grade --list` shows the slugs"
+        )
+        index = variant_asked(exercise, variant, student) or 0
         try:
             source = file.read_bytes()
         except OSError as exc:
@@ -84,32 +86,3 @@ class Command(BaseCommand):
             self.stdout.write(
                 "  stdout:\n" + "\n".join("    " + line for line in report["stdout"].splitlines())
             )
-
-
-def _variant(exercise: Exercise, variant: int | None, student: str | None) -> int:
-    """The variant to grade against: --variant N, the student's own, or 0."""
-    count = max(1, exercise.variant_count)
-    if student is not None:
-        user = get_user_model().objects.filter(username=student).first()
-        if user is None:
-            raise CommandError(f"unknown user {student!r}")
-        return exercise.variant_index(user)
-    if variant is None:
-        return 0
-    if not 0 <= variant < count:
-        raise CommandError(
-            f"{exercise.slug} has {count} variant(s): --variant must be from 0 to {count - 1}, not {variant}"
-        )
-    return variant
-
-
-def _find_exercise(slug: str) -> Exercise:
-    found = Exercise.objects.matching(slug)
-    if not found:
-        raise CommandError(f"unknown exercise {slug!r}; `manage.py grade --list` shows the slugs")
-    if len(found) > 1:
-        raise CommandError(
-            f"several courses have {slug!r}; use one of: "
-            + ", ".join(f"{e.course.slug}/{e.slug}" for e in found)
-        )
-    return found[0]
