@@ -55,10 +55,14 @@ EXERCISE_KEYS = {
     "order",
     "prompt",
     "reveal",
+    "hints",
     "misconceptions",
     "variants",
 }  # plus the grader's keys
 MAX_SOURCE_BYTES = 64 * 1024
+# Keys of a question that belong to the item, whatever its kind: read here, never given to the kind.
+ITEM_KEYS = frozenset({"hints"})
+MAX_HINTS = 5  # steps of a hint ladder
 ASSESSMENT_KEYS = {
     "slug",
     "title",
@@ -102,6 +106,7 @@ class QuestionSource:
     max_attempts: int | None
     file: str
     line: int
+    hints: list[str] = field(default_factory=list)  # the hint ladder's steps, rendered
     # With a generator: ``generator(rng)`` in ``params_path`` makes ``variant_count`` variants.
     # ``build(params)`` fills the table in and returns (prompt_html, explanation_html, spec,
     # problems), raising VariantProblem; the check fills ``variants`` (and prompt/spec from variant 0).
@@ -138,6 +143,7 @@ class ExerciseSource:
     misconceptions: list[dict] = field(default_factory=list)
     # ``variants = N`` in exercise.toml: cases.py makes each variant's cases from its own seed.
     variant_count: int = 1
+    hints: list[str] = field(default_factory=list)  # the hint ladder's steps, rendered
 
 
 @dataclass
@@ -461,15 +467,21 @@ class _Loader:
                 doc.path, doc.line_of(*keys, "max_attempts"), "max_attempts must be a whole number ≥ 1"
             )
             max_attempts = None
+        hints = self.hints(doc, data, keys, generated="params" in data or "variants" in data)
+        # What belongs to the item is not the kind's: it never sees those keys.
+        data = {key: value for key, value in data.items() if key not in ITEM_KEYS}
 
         def render(markdown: str, at: tuple) -> str:
             return self.render(doc, doc.path, markdown, doc.line_of(*keys, *at))
 
         generator = data.get("params")
         if generator is not None or "variants" in data:
-            return self.load_generated_question(
+            question = self.load_generated_question(
                 doc, data, keys, default_order, slug, kind_name, reveal, max_attempts
             )
+            if question:
+                question.hints = hints
+            return question
         spec = {}
         if kind:
             try:
@@ -490,6 +502,7 @@ class _Loader:
             max_attempts=max_attempts,
             file=self.rel(doc.path),
             line=line,
+            hints=hints,
         )
 
     def load_generated_question(
@@ -639,7 +652,55 @@ class _Loader:
             file=self.rel(path),
             misconceptions=misconceptions,
             variant_count=variant_count,
+            hints=self.hints(doc, doc.data, ()),
         )
+
+    def hints(self, doc: TomlSource, data: dict, keys: tuple, *, generated: bool = False) -> list[str]:
+        """An item's hint ladder, ``hints = ["…", "…"]``: one Markdown string per step, each
+        rendered like the rest of the item; [] without the key or with a problem."""
+        if "hints" not in data:
+            return []
+        value, line = data["hints"], doc.line_of(*keys, "hints")
+        if not isinstance(value, list):
+            self.problem(
+                doc.path, line, 'hints must be a list of Markdown strings, one per step: hints = ["…", "…"]'
+            )
+            return []
+        if not value:
+            self.problem(doc.path, line, "hints = [] has no step: give at least one hint or remove the key")
+            return []
+        if len(value) > MAX_HINTS:
+            self.problem(
+                doc.path,
+                line,
+                f"hints has {len(value)} steps; an item has at most {MAX_HINTS} "
+                "(join steps that say the same thing)",
+            )
+            return []
+        rendered, problems = [], len(self.course.problems)
+        for step, text in enumerate(value, start=1):
+            if not isinstance(text, str):
+                self.problem(
+                    doc.path, line, f"hint {step} must be a string (Markdown), not {_toml_type(text)}"
+                )
+                continue
+            at = _line_of_text(doc, line, text)
+            if not text.strip():
+                self.problem(doc.path, at, f"hint {step} is empty: write the step or remove it")
+            elif text.strip() in (
+                earlier.strip() for earlier in value[: step - 1] if isinstance(earlier, str)
+            ):
+                self.problem(doc.path, at, f"hint {step} repeats an earlier step: each step should say more")
+            elif generated and "{{" in text:
+                self.problem(
+                    doc.path,
+                    at,
+                    f"hint {step} has a placeholder {{{{ … }}}}: hints are the same for every variant "
+                    "and are not filled in from the parameters",
+                )
+            else:
+                rendered.append(self.render(doc, doc.path, text, at))
+        return rendered if len(self.course.problems) == problems else []
 
     def load_misconceptions(self, doc: TomlSource, folder: Path) -> list[dict]:
         entries = doc.data.get("misconceptions", [])
@@ -965,6 +1026,23 @@ def _nth_line(doc: TomlSource, key: str, needle: str, n: int) -> int:
         if seen >= n:
             return number + doc.first_line
     return start + doc.first_line
+
+
+def _toml_type(value) -> str:
+    names = {bool: "true or false", int: "a number", float: "a number", list: "a list", dict: "a table"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _line_of_text(doc: TomlSource, start: int, text: str) -> int:
+    """The file line where ``text`` (a string of an inline array) begins, looked for from line
+    ``start`` on; ``start`` when it cannot be found."""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if first:
+        lines = doc.text.splitlines()
+        for number in range(start - doc.first_line, len(lines)):
+            if first in lines[number]:
+                return number + doc.first_line
+    return start
 
 
 def _lookup(data, keys: tuple):

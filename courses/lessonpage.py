@@ -15,9 +15,11 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from assessments.feedback import HeldBackNote, held_back
+from assessments.models import lesson_use_refused
 from grader.items import exercise_item_context
 
 from . import pagecache
+from .hints import HintLadder, exercise_ladder, opened_steps, question_ladder
 from .models import AnswerPreview, Attempt, Exercise, Lesson, LessonProgress, Question, QuestionVariant
 from .progress import exercise_states
 from .selftest import QuestionState, item_context, states_for
@@ -63,6 +65,18 @@ def render_lesson(
     exercises = exercise_states(student, [item for item in items if item.is_exercise], hidden[1])
     if preview and shown is not None and shown.question_id in questions:
         questions[shown.question_id].attempts = [cast(Attempt, shown)]  # it reads like an attempt
+    opened = opened_steps(student, items)  # the hint ladders' open steps: one query
+
+    def ladder(item, build) -> HintLadder:
+        """The item's hint ladder for this student; an assessment holding the item is asked
+        only when a step could be opened (one query)."""
+        if preview:
+            return HintLadder(item)
+        found = build(opened.get(("exercise" if item.is_exercise else "question", item.pk), 0), False)
+        if found.can_open and lesson_use_refused(user, course, item.slug):
+            found = build(found.opened, True)
+        return found
+
     confirming = request.GET.get(CONFIRM_REVEAL_PARAMETER, "") if recording else ""
     statuses: list[str] = []
     keys: list[str | None] = []
@@ -76,19 +90,26 @@ def render_lesson(
             ctx = exercise_item_context(item, user, preview=True)
             status = "solved" if ctx["solved"] else "tried" if ctx["attempts"] else "new"
             pending |= bool(ctx["latest"] and ctx["latest"].is_pending)
-            draw = partial(exercise_html, item, ctx, recording=False, preview=True)
+            draw = partial(exercise_html, item, ctx, recording=False, preview=True, hints=HintLadder(item))
         elif item.is_exercise:
             exercise = exercises[item.pk]
             status, can_reveal = exercise.status, exercise.can_reveal(item)
+            hints = ladder(item, partial(_exercise_ladder, item, exercise))
             pending |= exercise.latest_pending
             if not exercise.pending:  # a pending result says its place in the queue and the time
                 key = pagecache.item_key(
-                    item, version, language, [recording, exercise.revealed, can_reveal, exercise.submissions]
+                    item,
+                    version,
+                    language,
+                    [recording, exercise.revealed, can_reveal, exercise.submissions, hints.state_key()],
                 )
-            draw = partial(student_exercise_html, item, user, recording=recording, hidden=hidden[1])
+            draw = partial(
+                student_exercise_html, item, user, recording=recording, hidden=hidden[1], hints=hints
+            )
         else:
             state = questions[item.pk]
             status, last = state.status, state.last_answer
+            hints = ladder(item, partial(_question_ladder, item, state))
             # Answered in an assessment that keeps the feedback back: where, and until when.
             held_note = work.notes.get(item.slug) if work is not None and state.held else None
             pending |= bool(last and last.is_pending)
@@ -112,6 +133,7 @@ def render_lesson(
                         item.asked_variant.digest if item.asked_variant else "",
                         pagecache.kind_context_digest(item, version, seed),
                         held_note.text if held_note else "",
+                        hints.state_key(),
                     ],
                 )
             draw = partial(
@@ -124,6 +146,7 @@ def render_lesson(
                 confirm=confirm,
                 note=note,
                 held_note=held_note,
+                hints=hints,
             )
         statuses.append(status)
         keys.append(key)
@@ -163,10 +186,12 @@ def question_html(
     confirm: bool,
     note: str,
     held_note: HeldBackNote | None = None,
+    hints: HintLadder | None = None,
 ) -> str:
     """A question's markup on the lesson page (its forms hold pagecache.CSRF_SLOT)."""
     ctx = {
         **item_context(question, state, user, confirm_reveal=confirm),
+        "hints": hints or HintLadder(question),
         "recording": recording,
         "preview_mode": preview,
         "preview": note,
@@ -177,13 +202,16 @@ def question_html(
     )
 
 
-def exercise_html(exercise: Exercise, ctx: dict, *, recording: bool, preview: bool) -> str:
+def exercise_html(
+    exercise: Exercise, ctx: dict, *, recording: bool, preview: bool, hints: HintLadder | None = None
+) -> str:
     """An exercise's markup on the lesson page (its forms hold pagecache.CSRF_SLOT)."""
     return render_to_string(
         "courses/exercise_item.html",
         {
             "exercise": exercise,
             "ctx": ctx,
+            "ladder": hints or HintLadder(exercise),
             "recording": recording,
             "preview": preview,
             "csrf_token": pagecache.CSRF_SLOT,
@@ -191,9 +219,41 @@ def exercise_html(exercise: Exercise, ctx: dict, *, recording: bool, preview: bo
     )
 
 
-def student_exercise_html(exercise: Exercise, user, *, recording: bool, hidden: Collection[int] = ()) -> str:
+def student_exercise_html(
+    exercise: Exercise,
+    user,
+    *,
+    recording: bool,
+    hidden: Collection[int] = (),
+    hints: HintLadder | None = None,
+) -> str:
     ctx = exercise_item_context(exercise, user, hidden=hidden)
-    return exercise_html(exercise, ctx, recording=recording, preview=False)
+    return exercise_html(exercise, ctx, recording=recording, preview=False, hints=hints)
+
+
+def _question_ladder(question: Question, state: QuestionState, opened: int, refused: bool) -> HintLadder:
+    return question_ladder(question, state, opened, refused=refused)
+
+
+def _exercise_ladder(exercise: Exercise, state, opened: int, refused: bool) -> HintLadder:
+    return exercise_ladder(exercise, state, opened, refused=refused)
+
+
+def hints_html(
+    item: Question | Exercise,
+    ladder: HintLadder,
+    *,
+    anchor: str,
+    recording: bool,
+    error: str = "",
+    request: HttpRequest | None = None,
+) -> str:
+    """An item's hints block alone (the page's script puts it in place after opening a step)."""
+    return render_to_string(
+        "courses/_hints.html",
+        {"item": item, "ladder": ladder, "anchor": anchor, "recording": recording, "error": error},
+        request=request,
+    )
 
 
 def preview_note(shown: AnswerPreview | None) -> str:

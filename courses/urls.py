@@ -21,5 +21,20 @@ urlpatterns = [
         views.reveal_question,
         name="reveal_question",
     ),
+    path(
+        "kurs/<slug:course_slug>/<slug:lesson_slug>/soru/<slug:slug>/ipucu/",
+        views.open_question_hint,
+        name="open_question_hint",
+    ),
+    path(
+        "kurs/<slug:course_slug>/<slug:lesson_slug>/alistirma/<slug:slug>/ipucu/",
+        views.open_exercise_hint,
+        name="open_exercise_hint",
+    ),
+    path(
+        "kurs/<slug:course_slug>/<slug:lesson_slug>/alistirma/<slug:slug>/ipuclari/",
+        views.exercise_hints,
+        name="exercise_hints",
+    ),
     path("cevap/<int:pk>/durum/", views.attempt_status, name="attempt_status"),
 ]

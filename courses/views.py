@@ -19,11 +19,12 @@ from assessments.models import lesson_use_refused
 from assessments.overview import assessment_rows, student_overview
 from grader.waiting import hold_until_done, waited
 
+from .hints import HintLadder, HintRefused, exercise_ladder, open_hint, opened_steps, question_ladder
 from .kinds import AnswerError, GraderFailed, NotGradable, get_kind
-from .lessonpage import CONFIRM_REVEAL_PARAMETER, preview_note, render_lesson
-from .models import AnswerPreview, Attempt, Course, Enrollment, Lesson, LessonProgress, Question
+from .lessonpage import CONFIRM_REVEAL_PARAMETER, hints_html, preview_note, render_lesson
+from .models import AnswerPreview, Attempt, Course, Enrollment, Exercise, Lesson, LessonProgress, Question
 from .preview import preview_answer
-from .progress import course_progress
+from .progress import course_progress, exercise_states
 from .selftest import (
     AnsweringTooFast,
     AnswerPending,
@@ -183,6 +184,7 @@ def _item_fragment(
         state = states_for(request.user, [question], hidden)[question.pk]
     context = {
         **item_context(question, state, request.user, confirm_reveal=confirm_reveal),
+        "hints": _question_ladder(request, question, state) if not previewing else HintLadder(question),
         "error": error,
         "preview": preview_note(shown),
         "draft": draft,
@@ -344,3 +346,89 @@ def attempt_status(request: HttpRequest, pk: int) -> JsonResponse:
     shown = answer if isinstance(answer, AnswerPreview) else None
     html = _item_fragment(request, answer.question.ask_for(request.user), previewing=previewing, shown=shown)
     return JsonResponse({"status": answer.status, "html": html})
+
+
+# -- the hint ladder (courses.hints) -------------------------------------------------------------
+
+
+def _question_ladder(request, question: Question, state: QuestionState | None = None) -> HintLadder:
+    """The student's hint ladder of ``question`` as it is now (``state``: theirs, if read already)."""
+    if state is None:
+        hidden, _submissions = held_back_work(request.user, question.course)
+        state = states_for(request.user, [question], hidden)[question.pk]
+    opened = opened_steps(request.user, [question]).get(("question", question.pk), 0)
+    refused = bool(question.hints) and bool(lesson_use_refused(request.user, question.course, question.slug))
+    return question_ladder(question, state, opened, refused=refused)
+
+
+def _exercise_ladder(request, exercise: Exercise) -> HintLadder:
+    _answers, hidden = held_back_work(request.user, exercise.course)
+    state = exercise_states(request.user, [exercise], hidden)[exercise.pk]
+    opened = opened_steps(request.user, [exercise]).get(("exercise", exercise.pk), 0)
+    refused = bool(exercise.hints) and bool(lesson_use_refused(request.user, exercise.course, exercise.slug))
+    return exercise_ladder(exercise, state, opened, refused=refused)
+
+
+def _get_exercise_for_user(request, course_slug: str, lesson_slug: str, slug: str) -> Exercise:
+    lesson = _get_lesson_for_user(request, course_slug, lesson_slug)
+    exercise = get_object_or_404(lesson.exercises.active(), slug=slug)
+    exercise.lesson, exercise.course = lesson, lesson.course
+    return exercise
+
+
+def _open_hint(request, item: Question | Exercise, ladder_for) -> HttpResponse:
+    """Open the step the form names, then show the item's hints: the block for the page's
+    script, else back to the item on the lesson page. A step that may not be opened is refused
+    with the reason and records nothing."""
+    scripted = request.headers.get("X-Requested-With") == "dikkat"
+    anchor = f"{'ex' if item.is_exercise else 'q'}-{item.slug}"
+    if not item.course.is_enrolled(request.user):
+        raise PermissionDenied(_("Enrol in the course to open its hints."))
+    step_text = request.POST.get("step", "")
+    step = int(step_text) if step_text.isascii() and step_text.isdigit() else 0
+    error, status = "", 200
+    if not 1 <= step <= len(item.hints):
+        error, status = _("This item has no such hint. Reload the page and try again."), 400
+    elif held := lesson_use_refused(request.user, item.course, item.slug):
+        error, status = held, 403
+    else:
+        try:
+            open_hint(request.user, item, step, ladder_for)
+        except HintRefused as refused:
+            error, status = str(refused), 403
+    if scripted:
+        html = hints_html(item, ladder_for(), anchor=anchor, recording=True, error=error, request=request)
+        return HttpResponse(html, status=status)
+    if status == 400:
+        return render(request, "400.html", {"message": error}, status=400)
+    if status == 403:
+        raise PermissionDenied(error)
+    return redirect(item.lesson.get_absolute_url() + f"#{anchor}-hint-{step}")
+
+
+@login_required
+@require_POST
+def open_question_hint(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
+    question = _get_question_for_user(request, course_slug, lesson_slug, slug)
+    return _open_hint(request, question, lambda: _question_ladder(request, question))
+
+
+@login_required
+@require_POST
+def open_exercise_hint(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
+    exercise = _get_exercise_for_user(request, course_slug, lesson_slug, slug)
+    return _open_hint(request, exercise, lambda: _exercise_ladder(request, exercise))
+
+
+@login_required
+@require_GET
+def exercise_hints(request: HttpRequest, course_slug: str, lesson_slug: str, slug: str) -> HttpResponse:
+    """An exercise's hints block as it is now: the page's script asks for it after a verdict
+    (a failed submission may open the next step)."""
+    exercise = _get_exercise_for_user(request, course_slug, lesson_slug, slug)
+    if not exercise.course.is_enrolled(request.user):
+        raise PermissionDenied(_("Enrol in the course to open its hints."))
+    ladder = _exercise_ladder(request, exercise)
+    return HttpResponse(
+        hints_html(exercise, ladder, anchor=f"ex-{exercise.slug}", recording=True, request=request)
+    )

@@ -15,8 +15,18 @@ from django.utils.text import Truncator
 from django.utils.translation import gettext as _
 
 from courses.kinds import get_kind
-from courses.models import Attempt, Course, Enrollment, Exercise, LessonProgress, Question, QuestionVariant
+from courses.models import (
+    Attempt,
+    Course,
+    Enrollment,
+    Exercise,
+    HintOpening,
+    LessonProgress,
+    Question,
+    QuestionVariant,
+)
 from courses.templatetags_text import html_to_text
+from courses.variants import index_for, item_key
 from grader.models import Submission, Verdict
 
 from .variantview import params_summary
@@ -256,6 +266,52 @@ def exercise_stats(exercise, variant: int | None = None) -> tuple[ItemStats, dic
     stats = _success_stats(per_student)
     stats.misconceptions = tags.most_common()
     return stats, {"verdicts": verdicts, "hidden_failures": hidden_failures.most_common(5)}
+
+
+@dataclass
+class HintRow:
+    """One step of an item's hint ladder on the item page."""
+
+    step: int  # 1-based
+    text: str  # the hint's first words; "" for a step the item no longer has
+    opened: int = 0  # students who opened it
+    then_right: int = 0  # of them, students who answered correctly after opening it
+
+    @property
+    def then_right_share(self) -> float | None:
+        return self.then_right / self.opened if self.opened else None
+
+
+def hint_stats(item, variant: int | None = None) -> list[HintRow]:
+    """Per step of an item's hint ladder: how many students opened it, and how many of them
+    then got the item right (a correct answer, or a passing submission, after opening it;
+    not after seeing the answer). With ``variant``, only the students who get that variant.
+    Empty for an item without hints and without openings."""
+    of = {"exercise": item} if item.is_exercise else {"question": item}
+    openings = list(HintOpening.objects.filter(**of).values_list("user_id", "step", "opened_at"))
+    rows = {
+        step: HintRow(step, Truncator(html_to_text(html)).chars(90))
+        for step, html in enumerate(item.hints or [], start=1)
+    }
+    if not openings and not rows:
+        return []
+    if variant is not None:
+        salt, key, count = item.course.variant_salt, item_key(item), item.variant_count
+        openings = [o for o in openings if index_for(salt, o[0], key, count) == variant]
+    if item.is_exercise:
+        right = Submission.objects.counted().filter(exercise=item, verdict=Verdict.PASSED, after_reveal=False)
+    else:
+        right = Attempt.objects.answers().filter(question=item, correct=True, after_reveal=False)
+    right_at: dict[int, list[datetime]] = defaultdict(list)
+    for user_id, created in right.filter(user_id__in={o[0] for o in openings}).values_list(
+        "user_id", "created_at"
+    ):
+        right_at[user_id].append(created)
+    for user_id, step, opened_at in openings:
+        row = rows.setdefault(step, HintRow(step, ""))
+        row.opened += 1
+        row.then_right += any(at > opened_at for at in right_at[user_id])
+    return [rows[step] for step in sorted(rows)]
 
 
 # A variant is marked "much harder" than the item's others when all of these hold: enough

@@ -241,6 +241,7 @@ def item_stats(request: HttpRequest, course_slug: str, kind: str, slug: str) -> 
         question_kind = get_kind(item.kind)
         context["kind_stats_template"] = question_kind.stats_template if question_kind else ""
     context["summary"] = summary
+    context["hint_rows"] = stats.hint_stats(item, chosen)
     context["variant_rows"] = rows = stats.variant_stats(item)
     context["harder_rows"] = [row for row in rows if row.harder]
     context["harder_rule"] = {
