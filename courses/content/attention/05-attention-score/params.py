@@ -72,3 +72,36 @@ def scaling_cases(rng):
         cases["V" + name] = rng.integers(-20, 21, size=(n_k, d_v)) / 10
         cases["d_k" + name] = d_k
     return cases
+
+
+def score_matrix(rng):
+    """score-matrix: the 3×3 raw score matrix S = Q Kᵀ of three tokens with d_k = 2 (whole
+    numbers, typed by hand). The slips: K Qᵀ (Sᵀ: rows taken as Keys) and Q Qᵀ (a Query
+    compared with Queries); each differs from S in at least four cells, and from each other."""
+    while True:
+        Q = rng.integers(-2, 4, size=(3, 2))
+        K = rng.integers(-2, 4, size=(3, 2))
+        if (Q == 0).all(axis=1).any() or (K == 0).all(axis=1).any():
+            continue  # a token with a zero vector scores 0 with everything
+        scores, self_product = Q @ K.T, Q @ Q.T
+        if (
+            (scores != scores.T).sum() >= 4
+            and (scores != self_product).sum() >= 4
+            and (self_product != scores.T).any()
+            and np.abs(scores).max() >= 2
+        ):
+            break
+    q, k = Q[0], K[1]
+
+    def factor(value):
+        return f"({value})" if value < 0 else str(value)
+
+    return {
+        "Q": Q,
+        "K": K,
+        "scores": scores,
+        "transposed": scores.T,
+        "self_product": self_product,
+        # The worked cell of the explanation: "Ayşe"'s Query with "kitabı"'s Key.
+        "worked": rf"{factor(q[0])} \cdot {factor(k[0])} + {factor(q[1])} \cdot {factor(k[1])} = {scores[0, 1]}",
+    }
