@@ -89,6 +89,7 @@ INSTALLED_APPS = [
     "grader",
     "instructors",
     "assessments",
+    "lti",
 ]
 
 MIDDLEWARE = [
@@ -280,6 +281,15 @@ SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD")
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND_PROXY") else None
 
 # Dikkat's own settings.
+# The site's own address, for links that leave the request (the LTI endpoints a platform is given).
+SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# LTI 1.3 (lti/, docs/lti.md): a login's state and nonce live this long; a platform's clock may be
+# this far off; a platform's key set is fetched again after this long (and once at an unknown kid);
+# a rotated-out key of ours stays in our JWKS this long.
+LTI_STATE_TTL = envint("LTI_STATE_TTL", 300)
+LTI_LEEWAY = envint("LTI_LEEWAY", 60)
+LTI_JWKS_MAX_AGE = envint("LTI_JWKS_MAX_AGE", 3600)
+LTI_KEY_OVERLAP = envint("LTI_KEY_OVERLAP", 7 * 24 * 3600)
 COURSE_CONTENT_DIR = BASE_DIR / "courses" / "content"
 # Hidden grading data (cases, reference outputs): never under static or media.
 GRADER_DATA_DIR = Path(os.environ.get("GRADER_DATA_DIR", VAR_DIR / "grader"))
@@ -299,6 +309,7 @@ LOGGING = {
         "django": {"level": os.environ.get("DJANGO_LOG_LEVEL", "WARNING")},
         "grader": {"level": "INFO"},
         "courses": {"level": "INFO"},
+        "lti": {"level": "INFO"},
     },
 }
 # Grading queue: abuse limits per student and crash safety (see grader/grading.py).

@@ -11,6 +11,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("accounts/", include("accounts.urls")),
     path("egitmen/", include("instructors.urls")),
+    path("", include("lti.urls")),
     path("", include("assessments.urls")),
     path("", include("grader.urls")),
     path("", include("courses.urls")),

@@ -1,0 +1,52 @@
+from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
+
+from .endpoints import tool_endpoints
+from .models import Deployment, LtiContext, LtiUser, Platform, ResourceLink, ToolKey
+
+
+class DeploymentInline(admin.TabularInline):
+    model = Deployment
+    extra = 1
+
+
+@admin.register(Platform)
+class PlatformAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "issuer", "client_id", "course", "active"]
+    list_filter = ["active"]
+    search_fields = ["name", "issuer", "client_id"]
+    inlines = [DeploymentInline]
+    readonly_fields = ["tool_endpoints", "jwks_fetched_at", "created_at"]
+    fieldsets = [
+        (None, {"fields": ["name", "issuer", "client_id", "course", "active"]}),
+        (_("The platform's endpoints"), {"fields": ["auth_url", "token_url", "jwks_url"]}),
+        (_("Give these to the platform"), {"fields": ["tool_endpoints", "jwks_fetched_at", "created_at"]}),
+    ]
+
+    @admin.display(description=_("Dikkat's LTI endpoints"))
+    def tool_endpoints(self, obj: Platform) -> str:
+        return "\n".join(f"{name}: {url}" for name, url in tool_endpoints().items())
+
+
+@admin.register(LtiUser)
+class LtiUserAdmin(admin.ModelAdmin):
+    list_display = ["sub", "issuer", "user", "email", "last_launch_at"]
+    search_fields = ["sub", "email", "name", "user__username"]
+    raw_id_fields = ["user"]
+
+
+@admin.register(LtiContext)
+class LtiContextAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "platform", "course", "linked_by", "linked_at"]
+    raw_id_fields = ["linked_by"]
+
+
+@admin.register(ResourceLink)
+class ResourceLinkAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "context", "lesson"]
+
+
+@admin.register(ToolKey)
+class ToolKeyAdmin(admin.ModelAdmin):
+    list_display = ["kid", "created_at", "retired_at"]
+    readonly_fields = ["kid", "public_jwk", "created_at"]

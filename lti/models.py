@@ -1,0 +1,254 @@
+"""What Dikkat keeps about LMS platforms and the people and courses that come from them.
+
+A `Platform` is one registration (issuer + client id) with its deployments. `ToolKey` is our own
+signing key (published in our JWKS; rotated by `manage.py lti_keys rotate`). A launch maps
+(issuer, sub) to one Dikkat user (`LtiUser`), the LMS course (context) to one Dikkat course
+(`LtiContext`) and the LMS link to what it opens (`ResourceLink`).
+"""
+
+import base64
+import hashlib
+import secrets
+from datetime import timedelta
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from django.conf import settings
+from django.db import models, transaction
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from courses.models import Course, Lesson
+
+
+def _b64uint(value: int) -> str:
+    raw = value.to_bytes((value.bit_length() + 7) // 8, "big")
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+class Platform(models.Model):
+    """One LMS registration: the LMS's issuer and the client id it gave Dikkat."""
+
+    name = models.CharField(_("name"), max_length=200, blank=True)
+    issuer = models.URLField(_("issuer"), max_length=500)
+    client_id = models.CharField(_("client id"), max_length=255)
+    auth_url = models.URLField(_("authorisation URL"), max_length=500)
+    token_url = models.URLField(_("access token URL"), max_length=500)
+    jwks_url = models.URLField(_("key set URL (JWKS)"), max_length=500)
+    course = models.ForeignKey(
+        Course,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="lti_platforms",
+        verbose_name=_("course"),
+        help_text=_(
+            "The Dikkat course an instructor of this LMS may link a course of the LMS to at the "
+            "first launch (besides the courses they already teach here)."
+        ),
+    )
+    active = models.BooleanField(_("active"), default=True)
+    # The platform's public keys as last fetched from jwks_url (refetched once for an unknown kid).
+    jwks = models.JSONField(_("platform keys"), default=dict, blank=True, editable=False)
+    jwks_fetched_at = models.DateTimeField(_("keys fetched"), null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["issuer", "client_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["issuer", "client_id"], name="lti_one_platform_per_client")
+        ]
+        verbose_name = _("LTI platform")
+        verbose_name_plural = _("LTI platforms")
+
+    def __str__(self) -> str:
+        return self.name or f"{self.issuer} ({self.client_id})"
+
+    def deployment_ids(self) -> list[str]:
+        return list(self.deployments.values_list("deployment_id", flat=True))
+
+    def knows_deployment(self, deployment_id: str) -> bool:
+        return self.deployments.filter(deployment_id=deployment_id).exists()
+
+
+class Deployment(models.Model):
+    """A deployment of Dikkat on a platform (a Moodle site, a Canvas account or course)."""
+
+    platform = models.ForeignKey(
+        Platform, on_delete=models.CASCADE, related_name="deployments", verbose_name=_("platform")
+    )
+    deployment_id = models.CharField(_("deployment id"), max_length=255)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["platform", "deployment_id"], name="lti_one_deployment_id")
+        ]
+        verbose_name = _("deployment")
+        verbose_name_plural = _("deployments")
+
+    def __str__(self) -> str:
+        return self.deployment_id
+
+
+class ToolKeyQuerySet(models.QuerySet["ToolKey"]):
+    def published(self):
+        """The keys our JWKS lists: the active one and those retired less than
+        LTI_KEY_OVERLAP ago (a platform may still hold a token we signed with them)."""
+        since = timezone.now() - timedelta(seconds=settings.LTI_KEY_OVERLAP)
+        return self.filter(models.Q(retired_at__isnull=True) | models.Q(retired_at__gt=since))
+
+
+class ToolKey(models.Model):
+    """One of Dikkat's own RSA signing keys. The newest unretired key signs; a rotation retires
+    it, and it stays in the JWKS for LTI_KEY_OVERLAP seconds more."""
+
+    kid = models.CharField(_("key id"), max_length=64, unique=True)
+    private_pem = models.TextField(_("private key (PEM)"), editable=False)
+    public_jwk = models.JSONField(_("public key (JWK)"), editable=False)
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+    retired_at = models.DateTimeField(_("retired"), null=True, blank=True)
+
+    objects = ToolKeyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = _("tool key")
+        verbose_name_plural = _("tool keys")
+
+    def __str__(self) -> str:
+        return self.kid
+
+    @classmethod
+    def generate(cls) -> "ToolKey":
+        private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        numbers = private.public_key().public_numbers()
+        jwk = {"kty": "RSA", "alg": "RS256", "use": "sig", "n": _b64uint(numbers.n), "e": _b64uint(numbers.e)}
+        # The kid is the key's RFC 7638 thumbprint: the same key always has the same id.
+        canonical = f'{{"e":"{jwk["e"]}","kty":"RSA","n":"{jwk["n"]}"}}'.encode()
+        kid = base64.urlsafe_b64encode(hashlib.sha256(canonical).digest()).rstrip(b"=").decode()
+        jwk["kid"] = kid
+        pem = private.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        ).decode("ascii")
+        return cls.objects.create(kid=kid, private_pem=pem, public_jwk=jwk)
+
+    @classmethod
+    def current(cls) -> "ToolKey":
+        """The signing key; the first one is made on first use."""
+        key = cls.objects.filter(retired_at__isnull=True).first()
+        return key or cls.generate()
+
+    @classmethod
+    def rotate(cls) -> tuple["ToolKey", int]:
+        """A new key signs from now on; the old ones are retired (still published for the overlap).
+        Keys retired longer ago than the overlap are deleted. Returns the new key and how many
+        old keys were deleted."""
+        with transaction.atomic():
+            now = timezone.now()
+            cls.objects.filter(retired_at__isnull=True).update(retired_at=now)
+            expired = cls.objects.filter(retired_at__lte=now - timedelta(seconds=settings.LTI_KEY_OVERLAP))
+            deleted, _rows = expired.delete()
+            return cls.generate(), deleted
+
+    @classmethod
+    def jwks(cls) -> dict:
+        cls.current()
+        return {"keys": [key.public_jwk for key in cls.objects.published()]}
+
+
+class LoginState(models.Model):
+    """An OIDC login in flight: the state and nonce Dikkat sent to the platform. The launch that
+    answers it deletes the row, so each state and nonce is used at most once."""
+
+    state = models.CharField(max_length=64, unique=True, default=secrets.token_urlsafe)
+    nonce = models.CharField(max_length=64, default=secrets.token_urlsafe)
+    platform = models.ForeignKey(Platform, on_delete=models.CASCADE, related_name="+")
+    target_link_uri = models.URLField(max_length=1000, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.platform} at {self.created_at:%H:%M:%S}"
+
+
+class LtiUser(models.Model):
+    """(issuer, sub) → one Dikkat user. The e-mail the LMS sent is kept for the admin only: it
+    never links a launch to an existing account."""
+
+    issuer = models.URLField(_("issuer"), max_length=500)
+    sub = models.CharField(_("LMS user id (sub)"), max_length=255)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lti_links", verbose_name=_("user")
+    )
+    email = models.EmailField(_("e-mail in the LMS"), blank=True)
+    name = models.CharField(_("name in the LMS"), max_length=255, blank=True)
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+    last_launch_at = models.DateTimeField(_("last launch"), null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["issuer", "sub"], name="lti_one_user_per_sub")]
+        verbose_name = _("LMS account")
+        verbose_name_plural = _("LMS accounts")
+
+    def __str__(self) -> str:
+        return f"{self.sub} @ {self.issuer} → {self.user}"
+
+
+class LtiContext(models.Model):
+    """A course of the LMS (its context) and the Dikkat course an instructor linked it to."""
+
+    platform = models.ForeignKey(
+        Platform, on_delete=models.CASCADE, related_name="contexts", verbose_name=_("platform")
+    )
+    context_id = models.CharField(_("LMS course id"), max_length=255)
+    title = models.CharField(_("LMS course title"), max_length=255, blank=True)
+    course = models.ForeignKey(
+        Course,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="lti_contexts",
+        verbose_name=_("course"),
+    )
+    linked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("linked by"),
+    )
+    linked_at = models.DateTimeField(_("linked"), null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["platform", "context_id"], name="lti_one_context_per_platform")
+        ]
+        verbose_name = _("LMS course")
+        verbose_name_plural = _("LMS courses")
+
+    def __str__(self) -> str:
+        return self.title or self.context_id
+
+
+class ResourceLink(models.Model):
+    """A link in the LMS course; deep linking sets what it opens (a lesson, later an exercise
+    or an assessment), else it opens the linked course."""
+
+    context = models.ForeignKey(
+        LtiContext, on_delete=models.CASCADE, related_name="links", verbose_name=_("LMS course")
+    )
+    resource_link_id = models.CharField(_("LMS link id"), max_length=255)
+    title = models.CharField(_("title"), max_length=255, blank=True)
+    lesson = models.ForeignKey(
+        Lesson, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", verbose_name=_("lesson")
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["context", "resource_link_id"], name="lti_one_link_per_context")
+        ]
+        verbose_name = _("LMS link")
+        verbose_name_plural = _("LMS links")
+
+    def __str__(self) -> str:
+        return self.title or self.resource_link_id

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from . import views
+
+app_name = "lti"
+urlpatterns = [
+    path("lti/login/", views.login_initiation, name="login"),
+    path("lti/launch/", views.launch, name="launch"),
+    # Deep linking requests come to their own address (the registration names it), to the same view.
+    path("lti/deep-link/", views.launch, name="deep_link"),
+    path("lti/jwks/", views.jwks, name="jwks"),
+    path("lti/kurs-sec/", views.choose_course, name="choose_course"),
+]

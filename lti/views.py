@@ -1,0 +1,191 @@
+"""LTI 1.3 endpoints: the OIDC login a platform starts, the launch it posts back, our JWKS, and
+the page where an instructor links their LMS course to a Dikkat course at the first launch."""
+
+import logging
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.functional import Promise
+from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from accounts.requests import AuthenticatedRequest
+
+from .endpoints import absolute
+from .launch import NOT_REGISTERED, LaunchRefused, start_login, state_cookie_name, validate_launch
+from .linking import INSTRUCTOR, Landing, land, link_context, linkable_courses
+from .models import LtiContext, Platform, ToolKey
+
+logger = logging.getLogger(__name__)
+
+SESSION_KEY = "lti"  # what the launch said: platform, LMS course, role (for the pages that follow)
+CHOOSE_KEY = "lti_choose_course"  # the LMS course an instructor is linking
+STATE_COOKIE_PATH = "/lti/"  # both launch addresses (lti/urls.py)
+
+
+def _refused(request: HttpRequest, refusal: LaunchRefused, status: int = 403) -> HttpResponse:
+    """The page for a refused login or launch. The reason goes to the log; nothing goes into a
+    session (none is created)."""
+    logger.warning(
+        "LTI %s refused: %s", "login" if request.path == reverse("lti:login") else "launch", refusal.reason
+    )
+    return render(request, "lti/refused.html", {"message": refusal.message}, status=status)
+
+
+def _message(text: str | Promise) -> LaunchRefused:
+    return LaunchRefused(str(text), text)
+
+
+@csrf_exempt  # the platform's form, from another site
+@require_http_methods(["GET", "POST"])
+@never_cache
+def login_initiation(request: HttpRequest) -> HttpResponse:
+    """Third-party initiated login: remember a new state and nonce, send the browser to the
+    platform's authorisation endpoint; it posts the id_token back to the launch URL."""
+    params = request.POST if request.method == "POST" else request.GET
+    issuer, login_hint = params.get("iss", ""), params.get("login_hint", "")
+    target_link_uri, client_id = params.get("target_link_uri", ""), params.get("client_id", "")
+    platforms = Platform.objects.filter(issuer=issuer, active=True)
+    if client_id:
+        platforms = platforms.filter(client_id=client_id)
+    found = list(platforms[:2])
+    if len(found) != 1:
+        why = "unknown issuer or client id" if not found else "several registrations: client_id needed"
+        return _refused(request, LaunchRefused(f"{why} ({issuer!r}, {client_id!r})", NOT_REGISTERED), 400)
+    platform = found[0]
+    if not login_hint or not target_link_uri.startswith(settings.SITE_URL + "/"):
+        reason = "no login_hint" if not login_hint else f"target_link_uri {target_link_uri!r} is not ours"
+        return _refused(request, LaunchRefused(reason, NOT_REGISTERED), 400)
+    state = start_login(platform, target_link_uri)
+    query = {
+        "scope": "openid",
+        "response_type": "id_token",
+        "response_mode": "form_post",
+        "prompt": "none",
+        "client_id": platform.client_id,
+        # The platform posts the id_token here: the deep-linking address when it asked for that one.
+        "redirect_uri": target_link_uri
+        if target_link_uri in (absolute("launch"), absolute("deep_link"))
+        else absolute("launch"),
+        "login_hint": login_hint,
+        "state": state.state,
+        "nonce": state.nonce,
+    }
+    if params.get("lti_message_hint"):
+        query["lti_message_hint"] = params["lti_message_hint"]
+    separator = "&" if "?" in platform.auth_url else "?"
+    response = HttpResponseRedirect(platform.auth_url + separator + urlencode(query))
+    # Binds the launch to this browser (login CSRF). The launch is a cross-site POST from the
+    # platform: over HTTPS the cookie must be SameSite=None; Secure to come back with it.
+    secure = request.is_secure()
+    response.set_cookie(
+        state_cookie_name(state.state),
+        state.state,
+        max_age=settings.LTI_STATE_TTL,
+        path=STATE_COOKIE_PATH,
+        secure=secure,
+        httponly=True,
+        samesite="None" if secure else "Lax",
+    )
+    return response
+
+
+def _destination(landing: Landing) -> str:
+    course = landing.context.course
+    if course is None:
+        return reverse("lti:choose_course")
+    lesson = landing.link.lesson if landing.link else None
+    if lesson is not None and lesson.course_id == course.pk and not lesson.retired:
+        return reverse("lesson", args=[course.slug, lesson.slug])
+    return course.get_absolute_url()
+
+
+@csrf_exempt  # the platform's auto-submitted form; the state and its cookie stand in for CSRF
+@require_POST
+@never_cache
+def launch(request: HttpRequest) -> HttpResponse:
+    state = request.POST.get("state", "")
+    try:
+        if request.POST.get("error"):
+            raise LaunchRefused(
+                f"the platform answered {request.POST['error']!r}: {request.POST.get('error_description', '')}"
+            )
+        verified = validate_launch(
+            state, request.POST.get("id_token", ""), request.COOKIES.get(state_cookie_name(state))
+        )
+        landing = land(verified)
+    except LaunchRefused as refusal:
+        return _refused(request, refusal)
+    login(request, landing.user, backend="django.contrib.auth.backends.ModelBackend")
+    request.session[SESSION_KEY] = {
+        "platform": verified.platform.pk,
+        "context": landing.context.pk,
+        "role": landing.role,
+    }
+    if landing.needs_course:
+        request.session[CHOOSE_KEY] = landing.context.pk
+    logger.info(
+        "LTI launch: %s as %s of %s (%s)",
+        landing.user.username,
+        landing.role,
+        landing.context,
+        verified.message_type,
+    )
+    response = redirect(_destination(landing))
+    response.delete_cookie(state_cookie_name(state), path=STATE_COOKIE_PATH)
+    return response
+
+
+@require_GET
+def jwks(request: HttpRequest) -> JsonResponse:
+    """Our public keys: the platform checks our signed messages (deep linking answers, the
+    client assertions of the grade and roster services) against them."""
+    response = JsonResponse(ToolKey.jwks())
+    response["Cache-Control"] = "public, max-age=300"
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def choose_course(request: AuthenticatedRequest) -> HttpResponse:
+    """An LMS instructor's first launch from an LMS course: which Dikkat course it opens."""
+    pending = request.session.get(CHOOSE_KEY, 0)
+    context = LtiContext.objects.select_related("platform", "course").filter(pk=pending).first()
+    launched = request.session.get(SESSION_KEY, {})
+    if context is None or launched.get("context") != context.pk or launched.get("role") != INSTRUCTOR:
+        return _refused(request, _message(_("Please open this link from your LMS course as its instructor.")))
+    if context.course is not None:  # another instructor of the LMS course linked it meanwhile
+        request.session.pop(CHOOSE_KEY, None)
+        return redirect(context.course)
+    courses = list(linkable_courses(context.platform, request.user))
+    error = ""
+    if request.method == "POST":
+        chosen = next((c for c in courses if c.slug == request.POST.get("course")), None)
+        if chosen is None:
+            error = _("Please choose one of the courses in the list.")
+        else:
+            link_context(context, chosen, request.user)
+            request.session.pop(CHOOSE_KEY, None)
+            context.refresh_from_db()
+            if context.course is not None:
+                messages.success(
+                    request,
+                    _("Your LMS course “%(lms)s” now opens the Dikkat course “%(course)s”.")
+                    % {"lms": context, "course": context.course},
+                )
+                return redirect(context.course)
+    status = 400 if error else 200
+    return render(
+        request,
+        "lti/choose_course.html",
+        {"context": context, "courses": courses, "error": error},
+        status=status,
+    )
