@@ -411,5 +411,5 @@ def test_the_item_page_counts_wrong_cells_and_wrong_matrices(course, client, mak
     assert "Yanlış cevaplanan hücreler" in text
     start = page.index(">", page.index('class="data-table matrix-stats"')) + 1
     table = text_of(page[start : page.index("</table>", start)])
-    assert table == "a b c ben 1 (25%) 0 (0%) 0 (0%) sen 0 (0%) 0 (0%) 3 (75%)"
+    assert table == "a b c ben 1 (%25) 0 (%0) 0 (%0) sen 0 (%0) 0 (%0) 3 (%75)"
     assert "[[2 −1 0,5] [4 3 9]] 2" in text and "[[7 −1 0,5] [4 3 9]] 1" in text

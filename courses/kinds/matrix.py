@@ -275,9 +275,7 @@ class Matrix(QuestionKind):
             "cells": [
                 {
                     "label": spec["row_labels"][i] if spec["row_labels"] else str(i + 1),
-                    "cells": [
-                        {"wrong": n, "percent": round(100 * n / graded) if graded else 0} for n in wrong[i]
-                    ],
+                    "cells": [{"wrong": n, "share": n / graded if graded else None} for n in wrong[i]],
                 }
                 for i in range(rows)
             ],
@@ -486,7 +484,7 @@ def _grid_html(spec: dict, matrix: list, marks: list | None) -> SafeString:
             ok = marks[i][j] if i < len(marks) and j < len(marks[i]) else False
             cells.append(
                 format_html(
-                    '<td class="{}">{} <span class="cell-mark" aria-hidden="true">{}</span>'
+                    '<td class="{}">{} <span class="cell-mark" aria-hidden="true">{}</span> '
                     '<span class="visually-hidden">({})</span></td>',
                     "cell-ok" if ok else "cell-bad",
                     _cell_text(value),
