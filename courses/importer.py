@@ -9,6 +9,7 @@ from assessments.models import Assessment
 
 from .authoring import AssessmentSource, CourseSource, Problem, QuestionSource, load_course
 from .exercises import check_generated_questions
+from .exporter import CourseFilesError, content_digests, edited_since_import, read_folder, store_files
 from .models import BEFORE_VARIANTS, Course, Enrollment, Exercise, Lesson, Question, QuestionVariant
 from .variants import index_for, item_key
 
@@ -24,9 +25,14 @@ class ImportReport:
     course: str
     changes: list[str] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    # What the import changed of each row ("question <slug>"), to tell what it would overwrite.
+    by_row: dict[str, list[str]] = field(default_factory=dict)
 
     def note(self, symbol: str, what: str, slug: str, detail: str = "") -> None:
-        self.changes.append(f"{symbol} {what} {slug}" + (f" ({detail})" if detail else ""))
+        line = f"{symbol} {what} {slug}" + (f" ({detail})" if detail else "")
+        self.changes.append(line)
+        if symbol != "+":  # creating a row overwrites nothing
+            self.by_row.setdefault(f"{what} {slug}", []).append(detail)
 
 
 def _sync(model, lookup: dict, values: dict, report: ImportReport, what: str, slug: str):
@@ -57,15 +63,23 @@ def _retire(queryset, keep: set[str], report: ImportReport, what: str) -> None:
         report.note("-", what, obj.slug, "retired; student data kept")
 
 
-def import_course(path, *, prepare_exercises=None) -> ImportReport:
-    """Validate the folder at ``path`` and sync it in one transaction.
+def import_course(path, *, prepare_exercises=None, force: bool = False) -> ImportReport:
+    """Validate the folder at ``path`` and sync it in one transaction; keep its files.
 
     ``prepare_exercises(source)`` may add problems (e.g. reference solutions that fail) and
     build hidden grading data before anything is written. Without it, the questions' generators
     still run (in the sandbox): a question with variants cannot be stored without them. On any
-    problem, ImportRefused is raised and the database is left as it was.
+    problem, ImportRefused is raised and the database is left as it was. So it is when the
+    import would overwrite a row or file edited in the database since the last import, unless
+    ``force``: the problems then say what would be overwritten.
     """
     source: CourseSource = load_course(path)
+    files: dict[str, bytes] = {}
+    if not source.problems:
+        try:
+            files = read_folder(source.root)
+        except CourseFilesError as exc:
+            source.problems.append(Problem(source.root.name, 1, str(exc)))
     if not source.problems and prepare_exercises is not None:
         source.problems.extend(prepare_exercises(source))
     if not source.problems and any(q.generator and not q.variants for q in source.all_questions()):
@@ -74,6 +88,8 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
         raise ImportRefused(source.problems)
     report = ImportReport(source.slug, warnings=list(source.warnings))
     with transaction.atomic():
+        existing = Course.objects.filter(slug=source.slug).first()
+        edited = edited_since_import(existing) if existing is not None and not force else []
         course = _sync(
             Course,
             {"slug": source.slug},
@@ -84,7 +100,6 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
                 "enrollment": source.enrollment,
                 "enrollment_code": source.enrollment_code,
                 "score_policy": source.score_policy,
-                "source_path": str(source.root),
                 "retired": False,
             },
             report,
@@ -178,8 +193,62 @@ def import_course(path, *, prepare_exercises=None) -> ImportReport:
                 a.slug,
             )
         _retire(course.assessments.all(), {a.slug for a in source.assessments}, report, "assessment")
-        Course.objects.filter(pk=course.pk).update(imported_at=timezone.now())
+        overwritten = _overwritten(course, edited, report, files, source.root.name)
+        if overwritten:
+            raise ImportRefused(overwritten)  # and the transaction undoes the sync
+        store_files(course, files)
+        # Where the files came from is no change to the course: an export imported again is none.
+        Course.objects.filter(pk=course.pk).update(
+            imported_at=timezone.now(), source_path=str(source.root), imported_digests=content_digests(course)
+        )
     return report
+
+
+def _overwritten(
+    course: Course, edited: list[str], report: ImportReport, files: dict[str, bytes], folder: str
+) -> list[Problem]:
+    """What this import would overwrite of the rows and files edited since the last import
+    (an edited row the import leaves as it is, or a file it brings back unchanged, is no loss)."""
+    stored = dict(course.source_files.values_list("path", "data"))
+    problems = []
+    for key in edited:
+        what, _, name = key.partition(" ")
+        if what == "file":
+            if name not in files or bytes(stored.get(name, b"")) != files[name]:
+                problems.append(
+                    Problem(
+                        f"{folder}/{name}",
+                        1,
+                        "this file was changed in the database since the last import; this import would "
+                        + ("remove" if name not in files else "overwrite")
+                        + " it: import with --force to do so",
+                    )
+                )
+        elif report.by_row.get(key):
+            file, line = _row_file(course, what, name, folder)
+            problems.append(
+                Problem(
+                    file,
+                    line,
+                    f"{key} was changed in the database since the last import; this import would "
+                    f"overwrite it ({'; '.join(report.by_row[key])}): import with --force to do so",
+                )
+            )
+    return problems
+
+
+def _row_file(course: Course, what: str, slug: str, folder: str) -> tuple[str, int]:
+    """The file and line a row comes from, to name them in a problem."""
+    if what == "course":
+        return f"{folder}/course.toml", 1
+    if what == "exercise":
+        return f"{course.exercises.get(slug=slug).source_dir}/exercise.toml", 1
+    model = {"lesson": Lesson, "question": Question, "assessment": Assessment}[what]
+    source_file = (
+        model._default_manager.filter(course=course, slug=slug).values_list("source_file", flat=True).get()
+    )
+    file, _, line = source_file.partition(":")
+    return file, int(line) if line.isdigit() else 1
 
 
 def _sync_variants(

@@ -81,6 +81,9 @@ class Course(models.Model):
     source_path = models.CharField(_("source folder"), max_length=500, blank=True)
     retired = models.BooleanField(_("retired"), default=False, help_text=RETIRE_HELP)
     imported_at = models.DateTimeField(_("last imported"), null=True, blank=True)
+    # What the last import left in the database, one short digest per row and per stored file
+    # (courses.exporter.content_digests): a row edited since then is not overwritten silently.
+    imported_digests = models.JSONField(_("digests at the last import"), default=dict, editable=False)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
     objects = CourseQuerySet.as_manager()
@@ -118,6 +121,29 @@ class Course(models.Model):
     def active_lessons(self):
         # Lists of lessons never need their (large) bodies.
         return self.lessons.active().defer("body_source", "body_html").order_by("order", "slug")
+
+
+class SourceFile(models.Model):
+    """One file of a course's folder, byte for byte as the last import read it: the export
+    writes these back (courses.exporter). Pages never load them."""
+
+    course = models.ForeignKey(
+        Course, on_delete=models.CASCADE, related_name="source_files", verbose_name=_("course")
+    )
+    path = models.CharField(_("path"), max_length=500)  # inside the course folder, "/"-separated
+    data = models.BinaryField(_("content"))
+    sha256 = models.CharField(_("SHA-256"), max_length=64)
+
+    class Meta:
+        ordering = ["course", "path"]
+        constraints = [
+            models.UniqueConstraint(fields=["course", "path"], name="source_file_path_unique_in_course")
+        ]
+        verbose_name = _("source file")
+        verbose_name_plural = _("source files")
+
+    def __str__(self) -> str:
+        return self.path
 
 
 class Lesson(models.Model):

@@ -11,10 +11,17 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path, help="course folder (the one holding course.toml)")
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="overwrite rows and files changed in the database since the last import",
+        )
 
-    def handle(self, *args, path: Path, **options):
+    def handle(self, *args, path: Path, force: bool, **options):
         try:
-            report = import_course(path, prepare_exercises=lambda source: check_exercises(source, build=True))
+            report = import_course(
+                path, prepare_exercises=lambda source: check_exercises(source, build=True), force=force
+            )
         except ImportRefused as refused:
             for problem in refused.problems:
                 self.stderr.write(str(problem))
