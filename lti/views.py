@@ -84,16 +84,16 @@ def login_initiation(request: HttpRequest) -> HttpResponse:
     separator = "&" if "?" in platform.auth_url else "?"
     response = HttpResponseRedirect(platform.auth_url + separator + urlencode(query))
     # Binds the launch to this browser (login CSRF). The launch is a cross-site POST from the
-    # platform: over HTTPS the cookie must be SameSite=None; Secure to come back with it.
-    secure = request.is_secure()
+    # platform, so the cookie must be SameSite=None, which browsers take only with Secure: LTI
+    # needs HTTPS (browsers also keep Secure cookies of http://localhost, for development).
     response.set_cookie(
         state_cookie_name(state.state),
         state.state,
         max_age=settings.LTI_STATE_TTL,
         path=STATE_COOKIE_PATH,
-        secure=secure,
+        secure=True,
         httponly=True,
-        samesite="None" if secure else "Lax",
+        samesite="None",
     )
     return response
 
