@@ -100,3 +100,47 @@ def test_without_javascript_the_page_comes_back_at_the_hint(page, hinted_quiz, l
     page.locator("#q-who-attends").get_by_role("button", name="İpucu 1'i göster").click()
     expect(page.locator("#q-who-attends-hint-1")).to_contain_text("Skorun iki tarafı var")
     assert page.url.endswith(LESSON + "#q-who-attends-hint-1")
+
+
+# The lab's attention() without the scaling: a failed submission.
+UNSCALED = """import numpy as np
+
+
+def attention(Q, K, V, mask=None):
+    s = Q @ np.swapaxes(K, -1, -2)
+    w = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (w / w.sum(axis=-1, keepdims=True)) @ V
+"""
+
+
+@pytest.fixture
+def hinted_lab(transactional_db, tmp_path):
+    from courses.exercises import check_exercises
+    from courses.importer import import_course
+    from courses.models import Course
+
+    folder = tmp_path / "lab"
+    shutil.copytree(FIXTURES / "lab", folder)
+    toml = folder / "01-lab" / "attn" / "exercise.toml"
+    toml.write_text(
+        'hints = ["Ölçekleme nerede?", "Skorları böldünüz mü?"]\n' + toml.read_text(encoding="utf-8")
+    )
+    import_course(folder, prepare_exercises=lambda source: check_exercises(source, build=True))
+    return Course.objects.get(slug="lab")
+
+
+@pytest.mark.sandbox
+def test_a_failed_submission_offers_the_exercise_hint_without_a_reload(
+    page, hinted_lab, grading_worker, logged_in, write_code
+):
+    logged_in(hinted_lab)
+    page.goto(page.base_url + "/kurs/lab/lab/")
+    exercise = page.locator("#ex-attn")
+    expect(exercise.locator("[data-hints]")).to_contain_text("2 ipucu var")
+    write_code(exercise, UNSCALED)
+    exercise.get_by_role("button", name="Notlandırmaya gönder").click()
+    expect(exercise.locator("[data-result]")).to_contain_text("Bazı durumlar geçmedi", timeout=30_000)
+    exercise.get_by_role("button", name="İpucu 1'i göster").click()
+    expect(page.locator("#ex-attn-hint-1")).to_contain_text("Ölçekleme nerede?")
+    expect(page.locator("#ex-attn-hint-1")).to_be_focused()
+    assert page.url == page.base_url + "/kurs/lab/lab/"
