@@ -274,6 +274,15 @@ def test_each_cell_is_graded_within_the_tolerance_for_partial_credit():
     assert MATRIX.grade(relative, {"matrix": [[2.03, -1, 0.5], [4, 3, 1]]}).score == 0.8333
 
 
+def test_more_than_six_wrong_cells_are_left_to_the_grid_to_name():
+    spec = {**SPEC, "answer": [[1.0] * 3] * 3}
+    grade = MATRIX.grade(spec, {"matrix": [[0] * 3] * 3})
+    with translation.override("tr"):
+        (item,) = MATRIX.feedback_items(spec, {"matrix": [[0] * 3] * 3}, grade.feedback)
+    assert item["label_html"] == "9 hücreden 9 tanesi henüz doğru değil: aşağıdaki tabloda işaretli."
+    assert item["html"].count("cell-bad") == 9
+
+
 # -- on the lesson page ----------------------------------------------------------------------------
 def test_the_grid_has_one_labelled_input_per_cell_and_a_paste_box(course, client):
     page = client.get(reverse("lesson", args=["yazili", "ders"])).text

@@ -210,8 +210,7 @@ class Matrix(QuestionKind):
         total = sum(len(row) for row in marks)
         if not wrong:
             summary = _("All %(total)d cells are right.") % {"total": total}
-        else:
-            named = "; ".join(_cell_name(spec, i, j) for i, j in wrong[:NAMED_CELLS])
+        elif len(wrong) <= NAMED_CELLS:
             summary = ngettext(
                 "%(n)d of %(total)d cells is not right yet: %(cells)s.",
                 "%(n)d of %(total)d cells are not right yet: %(cells)s.",
@@ -219,7 +218,12 @@ class Matrix(QuestionKind):
             ) % {
                 "n": len(wrong),
                 "total": total,
-                "cells": named + ("; …" if len(wrong) > NAMED_CELLS else ""),
+                "cells": "; ".join(_cell_name(spec, i, j) for i, j in wrong),
+            }
+        else:  # a list that long reads worse than the grid
+            summary = _("%(n)d of %(total)d cells are not right yet: they are marked in the grid below.") % {
+                "n": len(wrong),
+                "total": total,
             }
         return [
             {
