@@ -1,4 +1,5 @@
 from django.contrib import admin, messages
+from django.db.models import Q
 from django.tasks import TaskResultStatus
 from django.utils.formats import date_format
 from django.utils.html import format_html, format_html_join
@@ -8,7 +9,17 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from .kinds import REGISTRY
-from .models import Attempt, Course, Enrollment, Exercise, Lesson, LessonProgress, Question, QuestionVariant
+from .models import (
+    Attempt,
+    Course,
+    Enrollment,
+    Exercise,
+    HintOpening,
+    Lesson,
+    LessonProgress,
+    Question,
+    QuestionVariant,
+)
 from .reimport import latest_reimport, queue_reimport
 
 
@@ -267,6 +278,7 @@ class QuestionAdmin(InstructorScopedAdmin):
         "prompt_preview",
         "spec",
         "reveal",
+        "hints",  # rendered HTML shown to students, from the file: as an exercise's hints
         "variant_count",  # from the question's file (and its generator): an import sets them
         "generated",
     )
@@ -298,6 +310,7 @@ class ExerciseAdmin(InstructorScopedAdmin):
         "starter_code",
         "solution_code",
         "misconceptions",
+        "hints",
     )
     exclude = ("prompt_html",)
 
@@ -367,4 +380,29 @@ class AttemptAdmin(admin.ModelAdmin):
         )
 
     def has_add_permission(self, request):
+        return False
+
+
+@admin.register(HintOpening)
+class HintOpeningAdmin(admin.ModelAdmin):
+    """Which student opened which step of an item's hints, and when: a record, never edited."""
+
+    list_display = ("user", "question", "exercise", "step", "opened_at")
+    list_filter = ("step", ("opened_at", admin.DateFieldListFilter))
+    search_fields = ("user__username", "question__slug", "exercise__slug")
+    list_select_related = ("user", "question", "exercise")
+    readonly_fields = ("user", "question", "exercise", "step", "opened_at")
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser:
+            return queryset
+        return queryset.filter(
+            Q(question__course__instructors=request.user) | Q(exercise__course__instructors=request.user)
+        ).distinct()
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
         return False

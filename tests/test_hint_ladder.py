@@ -396,3 +396,16 @@ def test_the_item_page_counts_openings_and_who_then_got_it_right(client, make_us
     assert "<td>3</td>" in rows[1] and "2 (%67)" in rows[1]
     assert "<td>1</td>" in rows[2] and "1 (%100)" in rows[2]
     assert "<td>0</td>" in rows[3] and "—" in rows[3]
+
+
+def test_the_admin_shows_openings_and_keeps_hints_read_only(client, alice, hinted):
+    from django.contrib.auth.models import User
+
+    question = Question.objects.get(slug="who-attends")
+    HintOpening.objects.create(user=alice, question=question, step=1)
+    admin = User.objects.create_superuser("kok", "kok@example.com", "a-Long-passw0rd")
+    client.force_login(admin)
+    listing = client.get(reverse("admin:courses_hintopening_changelist"))
+    assert listing.status_code == 200 and "alice" in listing.text
+    page = client.get(reverse("admin:courses_question_change", args=[question.pk])).text
+    assert 'name="hints"' not in page and "Skorun" in page  # shown, not an editable field
