@@ -39,8 +39,9 @@
     steps.forEach(function (step) {
       var number = document.createElement("span");
       number.className = "ordering-number";
-      step.insertBefore(number, step.firstChild);
       step.appendChild(controls.content.cloneNode(true));
+      step.insertBefore(number, step.firstChild);
+      step.insertBefore(step.querySelector(".ordering-grip"), number);
       step.tabIndex = 0;
       step.setAttribute("aria-describedby", step.querySelector(".ordering-text").id + (help ? " " + help.id : ""));
       step.querySelectorAll("button").forEach(function (button) {
@@ -112,26 +113,29 @@
       if (!step || disabled || event.button !== 0 || event.target.closest("button, select")) return;
       if (event.pointerType !== "mouse" && !event.target.closest(".ordering-grip")) return;
       event.preventDefault(); // no text selection while dragging
-      step.setPointerCapture(event.pointerId);
-      var startY = event.clientY, dragging = false;
+      // Listened for on the document: moving the step in the page ends a pointer capture.
+      var pointer = event.pointerId, startY = event.clientY, dragging = false;
       function over(e) {
+        if (e.pointerId !== pointer) return;
         if (!dragging && Math.abs(e.clientY - startY) < 6) return;
+        e.preventDefault();
         if (!dragging) { dragging = true; step.classList.add("ordering-dragging"); }
         keepFocus(function () { drop(step, e.clientY); });
       }
       function end(e) {
-        step.removeEventListener("pointermove", over);
-        step.removeEventListener("pointerup", end);
-        step.removeEventListener("pointercancel", end);
+        if (e.pointerId !== pointer) return;
+        document.removeEventListener("pointermove", over);
+        document.removeEventListener("pointerup", end);
+        document.removeEventListener("pointercancel", end);
         if (!dragging) return;
         step.classList.remove("ordering-dragging");
         if (e.type === "pointerup") drop(step, e.clientY);
         sync();
         announce(step, false);
       }
-      step.addEventListener("pointermove", over);
-      step.addEventListener("pointerup", end);
-      step.addEventListener("pointercancel", end);
+      document.addEventListener("pointermove", over);
+      document.addEventListener("pointerup", end);
+      document.addEventListener("pointercancel", end);
     });
 
     // Put the step where the pointer is: in the list under it (or the nearer one), before the
