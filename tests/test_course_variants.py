@@ -31,6 +31,7 @@ VARIANT_COUNTS = {
     "value-blend-number": 20,
     "score-softmax-two": 16,  # the answer depends only on s1 - s2
     "score-scale-fill": 20,
+    "score-matrix": 20,
     "sdp-shapes": 20,
     "sdp-mask-fill": 20,
     "cross-output-rows": 20,
@@ -183,6 +184,16 @@ def test_numeric_answers_are_numpys_and_apart_from_the_wrong_values(generated):
             for n, value in enumerate(wrong):
                 for other in wrong[n + 1 :]:
                     assert abs(value - other) > tolerance, (where, value, other)
+
+
+def test_the_score_matrix_is_q_times_k_transposed_and_apart_from_its_slips(generated):
+    for variant in generated["score-matrix"].variants:
+        params, spec = variant["params"], variant["spec"]
+        scores = np.array(params["Q"]) @ np.array(params["K"]).T
+        assert np.array_equal(spec["answer"], scores)
+        assert [w["misconception"] for w in spec["wrong"]] == ["query-key-swap", "query-self-product"]
+        for wrong in spec["wrong"]:  # at least four cells apart: no slip passes for partly right
+            assert (np.abs(np.array(wrong["matrix"]) - scores) > spec["tolerance"]).sum() >= 4
 
 
 def test_no_variants_answer_is_printed_in_its_lesson(source):
