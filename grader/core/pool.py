@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from . import zygote
 from .limits import Limits
 from .results import OutputDir
 from .sandbox import RunOutcome, Sandbox
@@ -141,7 +142,9 @@ def disable_pool() -> None:
 
 
 def enable_from_env() -> SandboxPool | None:
-    """Enable the pool when ``DIKKAT_GRADER_POOL`` holds a positive size."""
+    """Enable the pool when ``DIKKAT_GRADER_POOL`` holds a positive size, and the grading
+    zygote when ``GRADER_ZYGOTE`` is on (zygote.py; off by default)."""
+    zygote.enable_from_env()
     try:
         size = int(os.environ.get("DIKKAT_GRADER_POOL", "0"))
     except ValueError:
@@ -170,7 +173,8 @@ def run_sandboxed(
     visible cases can never contain hidden inputs.  ``collect`` is called once per
     phase that started, the last time after every process of the run is dead.
     The sandbox comes from the pool when one is enabled (see below; the job's limits are
-    applied at hand-off), else it is spawned now with them.
+    applied at hand-off), else from the grading zygote when it is enabled and well (a child
+    that builds its own fresh sandbox: zygote.py), else it is spawned now with them.
     """
-    sandbox = take(limits) or Sandbox(limits)
+    sandbox = take(limits) or zygote.take(limits) or Sandbox(limits)
     return sandbox.run(job, code, phases, collect, limits=limits)

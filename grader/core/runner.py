@@ -117,10 +117,14 @@ def forbid_exec(path: str) -> None:
     bwrap already set no_new_privs, so an unprivileged process may add filters;
     filters only ever add restrictions.
     """
+    with open(path, "rb") as f:
+        install_filter(f.read())
+
+
+def install_filter(program: bytes) -> None:
+    """Load a compiled seccomp BPF program (bytes from pyseccomp's export_bpf) on this thread."""
     import ctypes
 
-    with open(path, "rb") as f:
-        program = f.read()
     if not program or len(program) % 8:
         raise RuntimeError("bad seccomp program")
 
@@ -374,18 +378,29 @@ class Runner:
 
 
 def main() -> None:
+    if sys.argv[1] == "--zygote":
+        zygote_main(int(sys.argv[2]), sys.argv[3], int(sys.argv[4]))
+        return
     ctl_fd, site = int(sys.argv[1]), sys.argv[2]
     devnull = os.open("/dev/null", os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
     redirect_stdio(f"{OUT}/module.stdout")
-    # Line buffering so that output written just before a crash is in the file.
-    sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
-    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
+    _line_buffered_stdio()
     sys.path.append(site)
     import numpy  # noqa: F401  (before the job exists: a pooled sandbox waits here warm)
 
-    status_fd = int(sys.argv[3])
+    serve_job(ctl_fd, int(sys.argv[3]))
+
+
+def _line_buffered_stdio() -> None:
+    # Line buffering so that output written just before a crash is in the file.
+    sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
+    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
+
+
+def serve_job(ctl_fd: int, status_fd: int) -> None:
+    """Say ``R``, wait for one job and run it (the same in a fresh sandbox and in a zygote's child)."""
     os.write(status_fd, b"R\n")  # warm: the host's pool may now hand out this sandbox
 
     # Wait for exactly one job; anything but "J" (or EOF: the host gave up) ends the run.
@@ -430,6 +445,298 @@ def main() -> None:
             answer = os.read(job["ctl_fd"], 1)
             if answer != b"G":
                 return
+
+
+# --- the zygote (GRADER_ZYGOTE, see zygote.py and README.md's threat model) ----------------
+#
+# ``runner.py --zygote SOCK_FD SITE FILTER_FD`` imports NumPy once and never runs anything a
+# student wrote.  For every job the host sends (on the control socket, with the job's own
+# fds) it forks a child that builds a fresh sandbox of its own before the runner starts:
+#
+#   child (in the zygote's PID namespace; the job's supervisor, never runs job code)
+#     unshare(mount, PID, IPC, UTS[, network]); fresh tmpfs on /tmp, /dev/shm, /out and a
+#     read-only /job whose writable copy only the child keeps (a detached mount); reports
+#     itself on the job socket (the host reads its pid from SCM_CREDENTIALS and puts it into
+#     the run's cgroup), copies the job's inputs from the host when asked, reports the exit
+#     status.
+#   init (pid 1 of the new PID namespace): a fresh /proc, drops every capability, reaps.
+#   runner (pid 2): closes every fd but its pipes, drops every capability, the full seccomp
+#     filter, reseeds NumPy, then exactly what a fresh sandbox's runner does (serve_job).
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
+MS_REC, MS_PRIVATE, MNT_DETACH = 16384, 1 << 18, 2
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_CAP_AMBIENT = 1, 4, 24, 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+STAGING = "/.z"  # a mount point the zygote's bwrap makes; a child's /job is written through it
+CAP_FIELDS = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")
+
+
+class Sys:
+    """The few system calls the zygote's children need (ctypes, no third-party code)."""
+
+    def __init__(self) -> None:
+        import ctypes
+
+        self.ctypes = ctypes
+        self.libc = ctypes.CDLL(None, use_errno=True)
+
+    def _check(self, res: int, what: str) -> None:
+        if res != 0:
+            err = self.ctypes.get_errno()
+            raise OSError(err, f"{what}: {os.strerror(err)}")
+
+    def unshare(self, flags: int) -> None:
+        self._check(self.libc.unshare(flags), "unshare")
+
+    def mount(
+        self, source: str | None, target: str, fstype: str | None, flags: int, data: str | None
+    ) -> None:
+        def enc(v: str | None) -> bytes | None:
+            return None if v is None else v.encode()
+
+        c_ulong = self.ctypes.c_ulong
+        res = self.libc.mount(enc(source), target.encode(), enc(fstype), c_ulong(flags), enc(data))
+        self._check(res, f"mount {target}")
+
+    def umount(self, target: str, flags: int) -> None:
+        self._check(self.libc.umount2(target.encode(), flags), f"umount {target}")
+
+    def prctl(self, option: int, arg: int = 0, arg3: int = 0) -> None:
+        c_ulong = self.ctypes.c_ulong
+        res = self.libc.prctl(option, c_ulong(arg), c_ulong(arg3), c_ulong(0), c_ulong(0))
+        self._check(res, f"prctl {option}")
+
+    def drop_capabilities(self) -> None:
+        """Bounding set, ambient set, then effective, permitted and inheritable: all empty."""
+        for cap in range(64):
+            try:
+                self.prctl(PR_CAPBSET_DROP, cap)
+            except OSError:
+                break  # EINVAL: past the kernel's last capability
+        self.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+        u32 = self.ctypes.c_uint32
+        header = (u32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
+        data = (u32 * 6)()
+        self._check(self.libc.capset(header, data), "capset")
+        with open("/proc/self/status") as f:
+            for line in f:
+                name, _, value = line.partition(":")
+                if name in CAP_FIELDS and int(value, 16) != 0:
+                    raise RuntimeError(f"{name} is not empty after dropping every capability")
+
+
+def _move_fds(fds: list[int]) -> None:
+    """Make ``fds`` (in order) the process's fds 0, 1, 2, ... and close every other one."""
+    import fcntl
+
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, len(fds)) for fd in fds]  # above every target
+    for target, fd in enumerate(high):
+        os.dup2(fd, target, inheritable=False)
+    os.closerange(len(fds), 1 << 20)
+
+
+def _copy_file(src_dir: int, dst_dir: int, name: str) -> None:
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=src_dir)
+    with open(fd, "rb") as f:
+        data = f.read()
+    out = os.open(
+        name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dst_dir
+    )
+    with open(out, "wb") as f:
+        f.write(data)
+
+
+def copy_inputs(src: int, dst: int, phase: int) -> None:
+    """Copy the host's staged files of ``phase`` (phase 0: also job.json, code.py, ...) into
+    the child's own /job (through its detached writable mount); a phase appears at once."""
+    import stat
+
+    if phase == 0:
+        for name in sorted(os.listdir(src)):
+            if stat.S_ISREG(os.stat(name, dir_fd=src, follow_symlinks=False).st_mode):
+                _copy_file(src, dst, name)
+    name = f"p{phase}"
+    try:
+        s = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=src)
+    except FileNotFoundError:
+        return
+    try:
+        os.mkdir(name + ".tmp", 0o755, dir_fd=dst)
+        d = os.open(name + ".tmp", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dst)
+        try:
+            for entry in sorted(os.listdir(s)):
+                _copy_file(s, d, entry)
+        finally:
+            os.close(d)
+        os.rename(name + ".tmp", name, src_dir_fd=dst, dst_dir_fd=dst)
+    finally:
+        os.close(s)
+
+
+def zygote_main(sock_fd: int, site: str, filter_fd: int) -> None:
+    import signal
+    import socket
+    import traceback as tb
+
+    devnull = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.path.append(site)
+    import numpy  # noqa: F401  (once, for every child)
+
+    with open(filter_fd, "rb") as f:
+        full_filter = f.read()  # bwrap's filter for the zygote lacks mount/unshare: the runner adds it
+    sysc = Sys()
+    sysc.prctl(PR_SET_DUMPABLE, 0)  # no sibling may read or trace us, even by uid
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps our children
+    sock = socket.socket(fileno=sock_fd)
+    sock.send(b"R")
+    while True:
+        try:
+            msg, fds, _flags, _addr = socket.recv_fds(sock, 4096, 8)
+        except OSError:
+            return
+        if not msg:
+            return  # the host closed the control socket: retire
+        pid = -1
+        try:
+            pid = os.fork()
+        except OSError:
+            pass
+        if pid == 0:
+            try:
+                zygote_child(json.loads(msg), fds, full_filter, sysc)
+            except BaseException:
+                tb.print_exc()
+                os._exit(70)
+            os._exit(0)
+        for fd in fds:
+            os.close(fd)
+
+
+def zygote_child(params: dict[str, Any], fds: list[int], full_filter: bytes, sysc: Sys) -> None:
+    import select
+    import signal
+    import socket
+
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    sysc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    os.umask(0o022)
+    if len(fds) != 5:
+        raise RuntimeError("a job needs exactly five fds")
+    # fds 0-2 stay (/dev/null and the zygote's log); then the job's socket, ctl, status, log, in/.
+    _move_fds([0, 1, 2, *fds])
+    job_sock, ctl_r, status_w, log_w, in_dir = 3, 4, 5, 6, 7
+    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
+    if params.get("new_net"):
+        flags |= CLONE_NEWNET
+    sysc.unshare(flags)
+    sysc.mount(None, "/", None, MS_REC | MS_PRIVATE, None)
+    plain = MS_NOSUID | MS_NODEV
+    tmp_size = params.get("tmpfs_bytes")
+    sized = f"size={tmp_size}," if tmp_size else ""
+    sysc.mount("tmpfs", "/tmp", "tmpfs", plain, f"{sized}mode=0755")
+    sysc.mount("tmpfs", "/dev/shm", "tmpfs", plain, f"{sized}mode=0755")
+    out_size = params.get("out_bytes")
+    sized = f"size={out_size}," if out_size else ""
+    sysc.mount("tmpfs", "/out", "tmpfs", plain | MS_NOEXEC, f"{sized}mode=0700,nr_inodes=4096")
+    sysc.mount("tmpfs", STAGING, "tmpfs", plain | MS_NOEXEC, f"size={int(params['job_bytes'])},mode=0755")
+    staging = os.open(STAGING, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    sysc.mount(STAGING, "/job", None, MS_BIND, None)
+    sysc.mount(None, "/job", None, MS_REMOUNT | MS_BIND | MS_RDONLY | plain | MS_NOEXEC, None)
+    sysc.umount(STAGING, MNT_DETACH)  # from now on only this process can write the job's inputs
+    sock = socket.socket(fileno=job_sock)
+    out = os.open("/out", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    socket.send_fds(sock, [b"M"], [out])  # the kernel adds our pid for the host (SO_PASSCRED)
+    os.close(out)
+    if sock.recv(16) != b"g":  # the host has put us into the run's cgroup
+        return
+    init = os.fork()
+    if init == 0:
+        try:
+            zygote_init(params, full_filter, sysc, ctl_r, status_w, log_w, close=(job_sock, staging, in_dir))
+        finally:
+            os._exit(71)
+    for fd in (ctl_r, status_w, log_w):
+        os.close(fd)
+    pidfd = os.pidfd_open(init)
+    while True:
+        ready, _, _ = select.select([sock.fileno(), pidfd], [], [])
+        if pidfd in ready:
+            _, status = os.waitpid(init, 0)
+            code = os.waitstatus_to_exitcode(status)
+            sock.send(b"E%d" % (code if code >= 0 else 128 - code))
+            return
+        msg = sock.recv(64)
+        if not msg:  # the host is gone or gave up: so is the job
+            os.kill(init, signal.SIGKILL)
+            return
+        if msg[:1] == b"C":
+            phase = int(msg[1:])
+            copy_inputs(in_dir, staging, phase)
+            sock.send(b"c%d" % phase)
+
+
+def zygote_init(
+    params: dict[str, Any],
+    full_filter: bytes,
+    sysc: Sys,
+    ctl_r: int,
+    status_w: int,
+    log_w: int,
+    close: tuple[int, ...],
+) -> None:
+    import signal
+
+    sysc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # pid 1: no signal from inside its namespace reaches it
+    for fd in close:
+        os.close(fd)
+    sysc.mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, None)
+    for name in params.get("hidden_proc", []):
+        path = f"/proc/{name}"
+        if os.path.exists(path):
+            sysc.mount("/dev/null", path, None, MS_BIND, None)
+    runner = os.fork()
+    if runner == 0:
+        try:
+            zygote_runner(full_filter, sysc, ctl_r, status_w, log_w)
+        finally:
+            os._exit(72)
+    for fd in (ctl_r, status_w, log_w):
+        os.close(fd)
+    sysc.drop_capabilities()
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            os._exit(73)
+        if pid == runner:
+            code = os.waitstatus_to_exitcode(status)
+            os._exit(code if code >= 0 else 128 - code)
+
+
+def zygote_runner(full_filter: bytes, sysc: Sys, ctl_r: int, status_w: int, log_w: int) -> None:
+    import random
+    import signal
+
+    sysc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    devnull = os.open("/dev/null", os.O_RDONLY)
+    _move_fds([devnull, log_w, log_w, ctl_r, status_w])  # every other fd of the zygote is closed
+    sysc.drop_capabilities()
+    sysc.prctl(PR_SET_DUMPABLE, 1)  # as in a fresh sandbox (only for itself and its own children)
+    install_filter(full_filter)  # the zygote's own filter lacked mount, umount2 and unshare
+    os.chdir("/tmp")
+    import numpy
+
+    numpy.random.seed()  # the legacy global RNG: fresh OS entropy, not the zygote's state
+    random.seed()
+    redirect_stdio(f"{OUT}/module.stdout")
+    _line_buffered_stdio()
+    serve_job(3, 4)
+    os._exit(0)
 
 
 if __name__ == "__main__":

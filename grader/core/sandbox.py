@@ -708,7 +708,13 @@ def _bwrap_args(
     seccomp_fd: int | None,
     extra: tuple[str, ...] = (),
     uid: int | None = None,
+    zygote: bool = False,
 ) -> list[str]:
+    """bwrap's command line for a fresh sandbox, or (``zygote``) for a grading zygote: no job
+    directories (each child mounts its own), /dev read-only, a /proc without hidden files (a
+    child's own /proc needs a fully visible one to be mounted; the child hides them in it) and
+    CAP_SYS_ADMIN and CAP_SETPCAP inside the user namespace (for the children's namespaces and
+    mounts; every child drops all capabilities before any job code: runner.zygote_runner)."""
     prefix: list[str] = []
     if uid is not None:
         # Limits first (lowering needs no privilege), then drop to the run's own
@@ -716,7 +722,7 @@ def _bwrap_args(
         assert env.prlimit and env.setpriv
         prefix = [
             env.prlimit,
-            *_rlimit_options(limits, nproc=True),
+            *_rlimit_options(limits, nproc=True, zygote=zygote),
             "--",
             env.setpriv,
             f"--reuid={uid}",
@@ -739,8 +745,7 @@ def _bwrap_args(
         "--disable-userns",
         "--die-with-parent",
         "--new-session",
-        "--cap-drop",
-        "ALL",
+        *(["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"] if zygote else ["--cap-drop", "ALL"]),
         "--hostname",
         "sandbox",
         *([] if _off("clearenv") else ["--clearenv"]),
@@ -774,21 +779,15 @@ def _bwrap_args(
             a += ["--ro-bind", path, path]
     for host, inside in env.binds:
         a += ["--ro-bind", host, inside]
-    a += [
-        "--ro-bind",
-        str(in_dir),
-        "/job",
-        "--bind",
-        str(out_dir),
-        "/out",
-        "--proc",
-        "/proc",
-    ]
+    if zygote:
+        a += ["--dir", "/job", "--dir", "/out", "--dir", "/.z", "--proc", "/proc"]
+    else:
+        a += ["--ro-bind", str(in_dir), "/job", "--bind", str(out_dir), "/out", "--proc", "/proc"]
     # The sandbox user maps to the caller's uid (root when the grader runs as
     # root) and bwrap does not cover /proc/sys then: without this, code inside
     # could write host sysctls such as kernel.core_pattern.  Root-only files
     # giving physical-memory or kernel details are hidden as well.
-    for name in HIDDEN_PROC_FILES:
+    for name in () if zygote else HIDDEN_PROC_FILES:
         if os.path.exists(f"/proc/{name}"):
             a += ["--ro-bind", "/dev/null", f"/proc/{name}"]
     sized = [] if _off("tmpfs_size") else ["--size", str(limits.tmpfs_bytes)]
@@ -802,6 +801,7 @@ def _bwrap_args(
         *sized,
         "--tmpfs",
         "/dev/shm",
+        *(["--remount-ro", "/dev"] if zygote else []),
         "--chdir",
         "/tmp",
         *([] if _off("readonly_root") else ["--remount-ro", "/"]),
@@ -876,7 +876,12 @@ def _cgroup_caps() -> set[str]:
     return {c for c, layer in (("pids", "pids_cap"), ("memory", "memory_cap")) if not _off(layer)}
 
 
-def _rlimits(limits: Limits, nproc: bool = False) -> dict[int, tuple[int, int]]:
+# A zygote's uid is shared by all its children, so its RLIMIT_NPROC caps them together (the
+# cgroup caps each run): room for this many runs at their ceiling at once.
+ZYGOTE_NPROC_RUNS = 16
+
+
+def _rlimits(limits: Limits, nproc: bool = False, zygote: bool = False) -> dict[int, tuple[int, int]]:
     # +1 s: the runner's own start (NumPy import) counts against RLIMIT_CPU too.
     cpu = max(1, math.ceil(limits.cpu_seconds)) + 1
     # Address space is not memory: the interpreter, NumPy and OpenBLAS map
@@ -893,6 +898,12 @@ def _rlimits(limits: Limits, nproc: bool = False) -> dict[int, tuple[int, int]]:
     if nproc:
         # Counted per host uid: only meaningful because the run's uid is its own.
         values[resource.RLIMIT_NPROC] = (cgroups.pids_cap(limits),) * 2
+    if zygote:
+        # RLIMIT_CPU counts a process's whole life: a zygote lives for many jobs, and each
+        # child starts from zero CPU time and sets the job's own limit (runner.lower_limits).
+        del values[resource.RLIMIT_CPU]
+        if nproc:
+            values[resource.RLIMIT_NPROC] = (cgroups.pids_cap(limits) * ZYGOTE_NPROC_RUNS,) * 2
     switches = {
         resource.RLIMIT_CPU: "cpu_limit",
         resource.RLIMIT_AS: "rlimit_as",
@@ -903,13 +914,15 @@ def _rlimits(limits: Limits, nproc: bool = False) -> dict[int, tuple[int, int]]:
     return {r: v for r, v in values.items() if not _off(switches.get(r, ""))}
 
 
-def _rlimit_options(limits: Limits, nproc: bool = False) -> list[str]:
-    return [f"--{RLIMIT_NAMES[r]}={soft}:{hard}" for r, (soft, hard) in _rlimits(limits, nproc).items()]
+def _rlimit_options(limits: Limits, nproc: bool = False, zygote: bool = False) -> list[str]:
+    return [
+        f"--{RLIMIT_NAMES[r]}={soft}:{hard}" for r, (soft, hard) in _rlimits(limits, nproc, zygote).items()
+    ]
 
 
-def _apply_limits(pid: int, limits: Limits) -> None:
+def _apply_limits(pid: int, limits: Limits, zygote: bool = False) -> None:
     """Set the rlimits of the (still blocked) sandbox process, same uid as ours; descendants inherit them."""
-    for res, value in _rlimits(limits).items():
+    for res, value in _rlimits(limits, zygote=zygote).items():
         resource.prlimit(pid, res, value)
 
 
@@ -1103,8 +1116,8 @@ class Sandbox:
             }
             job = dict(
                 job,
-                ctl_fd=self.ctl_r,
-                status_fd=self.status_w,
+                ctl_fd=self.inner_ctl_fd,
+                status_fd=self.inner_status_fd,
                 no_exec=not _off("seccomp"),
                 rlimits=rlimits,
                 phases=[[{"index": i, "inputs": sorted(inp)} for i, inp in ph] for ph in phases],
@@ -1119,6 +1132,7 @@ class Sandbox:
             with _open_readable(tmp) as f:
                 f.write(json.dumps(job).encode())
             tmp.rename(self.in_dir / "job.json")
+            self._publish(0)
             # CPU spent importing NumPy before the job is not the student's.
             cpu_base = self.cgroups.cpu_seconds() if self.cgroups else None
             try:
@@ -1126,21 +1140,30 @@ class Sandbox:
             except BrokenPipeError:
                 pass  # the sandbox is already dead: _supervise sees the exit, we report why
             outcome.runner_ready = self.warm
-            assert self.proc is not None
-            _supervise(
-                self.proc,
-                self.cgroups,
-                self.limits,
-                started,
-                cpu_base,
-                outcome,
-                self.status_r,
-                self.ctl_w,
-                self.in_dir,
-                self.out_dir,
-                phases,
-                collect,
-            )
+
+            def stage(phase: int) -> None:
+                _stage_inputs(self.in_dir, phase, phases[phase])
+                self._publish(phase)
+
+            exit_fd = self._exit_fd()
+            try:
+                _supervise(
+                    exit_fd,
+                    self._log_fd(),
+                    self.cgroups,
+                    self.limits,
+                    started,
+                    cpu_base,
+                    outcome,
+                    self.status_r,
+                    self.ctl_w,
+                    stage,
+                    self.out_path,
+                    phases,
+                    collect,
+                )
+            finally:
+                self._close_exit_fd(exit_fd)
             self._stop(outcome, cpu_base)
             outcome.runner_ready = outcome.runner_ready or self.warm
             if outcome.runner_ready and not outcome.secured and not outcome.timed_out:
@@ -1152,13 +1175,43 @@ class Sandbox:
                 )
             # Every process is gone: the outputs can no longer change under us.
             if outcome.phases_collected < len(phases):
-                with OutputDir(str(self.out_dir)) as out:
+                with OutputDir(self.out_path) as out:
                     outcome.collected.append(collect(out, outcome.phases_collected))
                 outcome.phases_collected += 1
         finally:
             self.destroy()
             outcome.wall_ms = int((time.monotonic() - started) * 1000)
         return outcome
+
+    # Hooks a zygote's child (zygote.ZygoteSandbox) implements otherwise.
+    @property
+    def inner_ctl_fd(self) -> int:
+        """The control pipe's fd number as the runner sees it."""
+        return self.ctl_r
+
+    @property
+    def inner_status_fd(self) -> int:
+        return self.status_w
+
+    @property
+    def out_path(self) -> str:
+        """The output directory as a path the host opens (OutputDir)."""
+        return str(self.out_dir)
+
+    def _publish(self, phase: int) -> None:
+        """The files staged in ``in_dir`` for ``phase`` are already in the sandbox's /job (a bind)."""
+
+    def _exit_fd(self) -> int:
+        """An fd that becomes readable when the sandbox has ended."""
+        assert self.proc is not None
+        return os.pidfd_open(self.proc.pid)
+
+    def _close_exit_fd(self, fd: int) -> None:
+        os.close(fd)
+
+    def _log_fd(self) -> int:
+        assert self.proc is not None and self.proc.stdout is not None
+        return self.proc.stdout.fileno()
 
     def _stop(self, outcome: RunOutcome, cpu_base: float | None) -> None:
         proc, group = self.proc, self.cgroups
@@ -1211,7 +1264,8 @@ def _wall_seconds(limits: Limits) -> float:
 
 
 def _supervise(
-    proc: subprocess.Popen[bytes],
+    exit_fd: int,
+    log_fd: int,
     group: cgroups.RunCgroup | None,
     limits: Limits,
     started: float,
@@ -1219,8 +1273,8 @@ def _supervise(
     outcome: RunOutcome,
     status_r: int,
     ctl_w: int,
-    in_dir: Path,
-    out_dir: Path,
+    stage: Callable[[int], None],
+    out_path: str,
     phases: list[list[tuple[int, dict[str, np.ndarray]]]],
     collect: Callable[[OutputDir, int], Any],
 ) -> None:
@@ -1229,16 +1283,13 @@ def _supervise(
     # start-up budget applies; missing it is our failure, not theirs.
     deadline = started + (_wall_seconds(limits) if outcome.runner_ready else STARTUP_BUDGET)
     cpu_group = None if _off("cpu_limit") else group
-    stdout = proc.stdout
-    assert stdout is not None
     log_buf = bytearray()
     status_buf = bytearray()
     received = {"log": 0, "status": 0}
     sel = selectors.DefaultSelector()
-    pidfd = os.pidfd_open(proc.pid)
     try:
-        sel.register(pidfd, selectors.EVENT_READ, "exit")
-        sel.register(stdout, selectors.EVENT_READ, "log")
+        sel.register(exit_fd, selectors.EVENT_READ, "exit")
+        sel.register(log_fd, selectors.EVENT_READ, "log")
         sel.register(status_r, selectors.EVENT_READ, "status")
         exited = False
         while not exited:
@@ -1277,10 +1328,10 @@ def _supervise(
                         deadline = time.monotonic() + _wall_seconds(limits)
                         cpu_base = group.cpu_seconds() if group else None  # the import is not theirs
                     elif line == b"P%d" % p and p + 1 < len(phases):
-                        with OutputDir(str(out_dir)) as out:
+                        with OutputDir(out_path) as out:
                             outcome.collected.append(collect(out, p))
                         outcome.phases_collected += 1
-                        _stage_inputs(in_dir, p + 1, phases[p + 1])
+                        stage(p + 1)
                         try:
                             os.write(ctl_w, b"G")
                         except OSError:
@@ -1290,12 +1341,11 @@ def _supervise(
         if exited:
             # Drain what is left of the log without waiting for stragglers.
             try:
-                os.set_blocking(stdout.fileno(), False)
-                chunk = stdout.read(8192) or b""
+                os.set_blocking(log_fd, False)
+                chunk = os.read(log_fd, 8192)
                 log_buf += chunk[: max(0, 8192 - len(log_buf))]
             except (OSError, ValueError, TypeError):
                 pass
     finally:
         sel.close()
-        os.close(pidfd)
     outcome.log_tail = log_buf.decode("utf-8", errors="replace")

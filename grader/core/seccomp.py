@@ -83,15 +83,25 @@ class SeccompUnavailable(RuntimeError):
     pass
 
 
-@functools.lru_cache(maxsize=1)
-def filter_bpf() -> bytes:
-    """The compiled BPF program (cached: building it costs a few milliseconds)."""
+# What a grading zygote (zygote.py) must still do itself, for its children only: a child
+# makes its own mount and PID namespaces and mounts fresh tmpfs.  The zygote's filter lacks
+# exactly these; every runner the zygote forks installs the full filter (filter_bpf) before
+# any student code.
+ZYGOTE_ALLOWED = frozenset({"mount", "umount2", "unshare"})
+
+
+@functools.lru_cache(maxsize=2)
+def filter_bpf(zygote: bool = False) -> bytes:
+    """The compiled BPF program (cached: building it costs a few milliseconds); ``zygote``:
+    the zygote's own, without ZYGOTE_ALLOWED."""
     try:
         import pyseccomp
     except Exception as exc:  # ImportError, or OSError when libseccomp.so is missing
         raise SeccompUnavailable(f"pyseccomp cannot be loaded ({exc})") from exc
     flt = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
     for name in DENIED_SYSCALLS:
+        if zygote and name in ZYGOTE_ALLOWED:
+            continue
         try:
             flt.add_rule(pyseccomp.ERRNO(errno.EPERM), name)
         except (OSError, ValueError, RuntimeError):
@@ -121,13 +131,13 @@ def no_exec_bpf() -> bytes:
         return f.read()
 
 
-def filter_fd() -> int:
-    """A readable fd holding the BPF program, for bwrap's ``--seccomp FD``.
+def filter_fd(zygote: bool = False, data: bytes | None = None) -> int:
+    """A readable fd holding the BPF program (or ``data``), for bwrap's ``--seccomp FD``.
 
     A pipe is enough: the program is a few hundred bytes, far below the pipe
     buffer, and bwrap reads it to EOF.
     """
-    data = filter_bpf()
+    data = filter_bpf(zygote) if data is None else data
     r, w = os.pipe()
     try:
         os.write(w, data)

@@ -41,6 +41,23 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def grading_zygote():
+    """GRADER_ZYGOTE=1 runs the whole suite with the grading zygote on (grader/core/zygote.py):
+    every job the tests grade then runs in a child of the zygote (a fresh sandbox only when a
+    test switches a layer off or the zygote failed), the tests themselves unchanged.
+    `make test-zygote` does this."""
+    from grader.core import zygote
+
+    if not zygote.enabled_in_env():
+        yield None
+        return
+    manager = zygote.enable_zygote()
+    assert manager.wait_ready(60), "the grading zygote did not start"
+    yield manager
+    zygote.disable_zygote()
+
+
 @pytest.fixture(scope="session")
 def attention(tmp_path_factory) -> Exercise:
     return load_exercise(tmp_path_factory.mktemp("ex"), "attention")

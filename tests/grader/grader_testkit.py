@@ -89,25 +89,40 @@ def _ours(pid: str) -> bool:
     return False
 
 
+def _zygote_pids() -> set[int]:
+    """With GRADER_ZYGOTE on, the zygote itself (bwrap, its pid 1, the zygote) lives on by
+    design; its children, one per job, are counted like any sandbox process."""
+    from grader.core import zygote
+
+    manager = zygote.manager()
+    return manager.live_pids() if manager is not None else set()
+
+
 def _runner_processes() -> list[int]:
     # Other developers may grade concurrently on this machine: only count ours.
     pids = []
+    spared = _zygote_pids()
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
             except OSError:
                 continue
-            if (b"/grader/runner.py" in cmdline or b"bwrap" in cmdline) and _ours(entry):
+            if (
+                (b"/grader/runner.py" in cmdline or b"bwrap" in cmdline)
+                and _ours(entry)
+                and int(entry) not in spared
+            ):
                 pids.append(int(entry))
     return pids
 
 
 def _children() -> list[int]:
+    spared = _zygote_pids()
     kids = []
     for task in Path(f"/proc/{os.getpid()}/task").iterdir():
         try:
-            kids += [int(p) for p in (task / "children").read_text().split()]
+            kids += [int(p) for p in (task / "children").read_text().split() if int(p) not in spared]
         except OSError:
             pass
     return kids
