@@ -422,3 +422,35 @@ def test_the_item_page_counts_wrong_cells_and_wrong_matrices(course, client, mak
     table = text_of(page[start : page.index("</table>", start)])
     assert table == "a b c ben 1 (%25) 0 (%0) 0 (%0) sen 0 (%0) 0 (%0) 3 (%75)"
     assert "[[2 −1 0,5] [4 3 9]] 2" in text and "[[7 −1 0,5] [4 3 9]] 1" in text
+
+
+# -- in an assessment --------------------------------------------------------------------------------
+HOMEWORK = """slug = "odev"
+title = "Ödev"
+kind = "homework"
+opens = 2026-01-01T09:00:00+03:00
+due = 2030-01-01T09:00:00+03:00
+feedback = "{feedback}"
+items = ["skorlar"]
+"""
+
+
+@pytest.mark.parametrize("feedback", ["score_only", "immediate"])
+def test_an_assessment_marks_cells_only_when_it_shows_full_feedback(db, tmp_path, alice, client, feedback):
+    folder = write_course(tmp_path, QUESTIONS)
+    (folder / "assessments").mkdir()
+    (folder / "assessments" / "odev.toml").write_text(HOMEWORK.format(feedback=feedback), encoding="utf-8")
+    import_course(folder)
+    Course.objects.get(slug="yazili").enroll(alice)
+    client.force_login(alice)
+    cells = {
+        f"cell-{i}-{j}": text
+        for i, row in enumerate([["2", "-1", "0,5"], ["4", "30", "2"]])
+        for j, text in enumerate(row)
+    }
+    client.post(reverse("assessment_answer", args=["yazili", "odev", "skorlar"]), cells | {"paste": ""})
+    assert Attempt.objects.get(user=alice).score == 0.6667
+    page = client.get(reverse("assessment", args=["yazili", "odev"])).text
+    assert re.search(r'name="cell-1-1"[^>]*value="30"', page)  # the student's own numbers, to correct
+    marked = "6 hücreden 2 tanesi henüz doğru değil" in text_of(page)
+    assert marked == ("cell-bad" in page) == (feedback == "immediate")
