@@ -432,3 +432,20 @@ def test_the_admin_shows_openings_and_keeps_hints_read_only(client, alice, hinte
     assert listing.status_code == 200 and "alice" in listing.text
     page = client.get(reverse("admin:courses_question_change", args=[question.pk])).text
     assert 'name="hints"' not in page and "Skorun" in page  # shown, not an editable field
+
+
+def test_a_generated_question_takes_no_placeholder_in_its_hints(tmp_path):
+    folder = tmp_path / "variants"
+    shutil.copytree(FIXTURES / "variants", folder)
+    questions = folder / "01-scores" / "questions.toml"
+    anchor = 'slug = "dot-score"\n'
+    text = questions.read_text(encoding="utf-8")
+    questions.write_text(
+        text.replace(anchor, anchor + 'hints = ["Bileşenleri çarpın.", "İlk çarpım {{ q1 }} ile başlar."]\n'),
+        encoding="utf-8",
+    )
+    found = problems(folder)
+    assert found == [
+        "variants/01-scores/questions.toml:3: hint 2 has a placeholder {{ … }}: hints are the same "
+        "for every variant and are not filled in from the parameters"
+    ]
