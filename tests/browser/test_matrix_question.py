@@ -109,3 +109,40 @@ def test_without_javascript_the_grid_and_the_paste_box_are_a_plain_form(page, qu
     question.get_by_label("Satır 2 (sen), sütun 3 (c)").fill("1")
     question.get_by_role("button", name="Cevabımı kontrol et").click()
     expect(page.locator("#q-skorlar [data-feedback]")).to_contain_text("Doğru!")
+
+
+BIG = f"""
+[[questions]]
+slug = "buyuk"
+kind = "matrix"
+prompt = "Sekize sekiz."
+answer = {[[i * 8 + j + 0.25 for j in range(8)] for i in range(8)]}
+tolerance = 0.01
+col_labels = ["kedi", "köpek", "kuş", "balık", "at", "inek", "koyun", "keçi"]
+row_labels = ["kedi", "köpek", "kuş", "balık", "at", "inek", "koyun", "keçi"]
+"""
+
+
+def test_an_8_by_8_grid_and_its_marks_scroll_inside_a_phone_screen(
+    page, live_server, transactional_db, tmp_path, logged_in
+):
+    from courses.importer import import_course
+    from courses.models import Course
+
+    import_course(write_course(tmp_path, BIG))
+    logged_in(Course.objects.get(slug="yazili"))
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(page.base_url + "/kurs/yazili/ders/")
+    question = page.locator("#q-buyuk")
+    question.get_by_text("Ya da matrisin tamamını yapıştırın").click()
+    question.get_by_role("textbox", name="Ya da matrisin tamamını yapıştırın").fill(
+        "\n".join(" ".join(str(i * 8 + j) for j in range(8)) for i in range(8))
+    )
+    question.get_by_role("button", name="Cevabımı kontrol et").click()
+    expect(question.locator("[data-feedback]")).to_contain_text("64 hücreden 64 tanesi henüz doğru değil")
+    expect(question.locator("[data-feedback] td.cell-bad")).to_have_count(64)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # The last column is there to scroll to, and to type in.
+    last = question.get_by_label("Satır 8 (keçi), sütun 8 (keçi)")
+    last.fill("63,25")
+    expect(last).to_be_in_viewport()
