@@ -454,3 +454,28 @@ def test_an_assessment_marks_cells_only_when_it_shows_full_feedback(db, tmp_path
     assert re.search(r'name="cell-1-1"[^>]*value="30"', page)  # the student's own numbers, to correct
     marked = "6 hücreden 2 tanesi henüz doğru değil" in text_of(page)
     assert marked == ("cell-bad" in page) == (feedback == "immediate")
+
+
+def test_the_instructor_sees_each_variants_matrix_and_answers_one_like_a_student(
+    variant_course, make_user, client
+):
+    teacher = make_user("hoca")
+    variant_course.instructors.add(teacher)
+    client.force_login(teacher)
+    question = Question.objects.get(slug="kendi-skorlari")
+    url = reverse("instructors:test_question", args=["yazili", "kendi-skorlari"])
+    every = client.get(url).text
+    third = question.variants.get(index=2, current=True)
+    row = every[every.index('data-variant="3"') : every.index('data-variant="4"')]
+    assert "2 × 2 matris:" in text_of(row)
+    assert "2 × 2 matris: " + " ".join(
+        str(v).replace("-", "−") for r in third.params["S"] for v in r
+    ) in text_of(row)
+    answered = client.post(
+        url,
+        {"varyant": "3", "paste": str(third.params["S"])}
+        | {f"cell-{i}-{j}": "" for i in range(2) for j in range(2)},
+        follow=True,
+    ).text
+    assert "Doğru!" in text_of(answered)
+    assert not Attempt.objects.exists()  # recorded nowhere
