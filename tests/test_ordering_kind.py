@@ -373,3 +373,74 @@ def test_the_item_page_counts_the_orders_given_and_where_they_went_wrong(client,
     assert "«d_k'ya bölme» kullanıldı 1" in page
     assert "«Ölçekleme» dışarıda bırakıldı 1" in page
     assert "scale-by-dk" in page  # the distractor's misconception is counted
+
+
+# -- variants ----------------------------------------------------------------------------------
+
+VARIANT_QUESTION = """
+
+[[questions]]
+slug = "olcek-sirasi"
+kind = "ordering"
+params = "scale"
+variants = 4
+prompt = "$d_k = {{ d_k }}$ iken adımları sıraya koyun."
+
+[[questions.steps]]
+id = "scores"
+text = "Skorları hesaplayın"
+
+[[questions.steps]]
+id = "scale"
+text = "Skorları {{ root }} ile bölün"
+
+[[questions.distractors]]
+id = "divide-dk"
+text = "Skorları {{ d_k }} ile bölün"
+
+[questions.after]
+scale = ["scores"]
+"""
+
+
+def test_with_variants_each_student_orders_their_own_steps(tmp_path, make_user, client):
+    import shutil
+
+    from courses.exercises import check_exercises
+    from courses.importer import import_course
+    from courses.models import Enrollment
+
+    folder = tmp_path / "varyant"
+    shutil.copytree(ROOT / "tests/fixtures/variants", folder)
+    questions = folder / "01-scores/questions.toml"
+    questions.write_text(questions.read_text(encoding="utf-8") + VARIANT_QUESTION, encoding="utf-8")
+    import_course(folder, prepare_exercises=lambda source: check_exercises(source, build=True))
+    question = Question.objects.get(slug="olcek-sirasi")
+    students: dict[int, object] = {}
+    for n in range(40):
+        user = make_user(f"ogrenci{n}")
+        Enrollment.objects.create(user=user, course=question.course)
+        students.setdefault(question.variant_index(user), user)
+        if len(students) == 2:
+            break
+    (first, second) = students.values()
+    url = reverse("answer_question", args=["varyant", "skorlar", "olcek-sirasi"])
+    own = {}
+    for user in (first, second):
+        asked = Question.objects.get(pk=question.pk).ask_for(user)
+        own[user] = asked
+        client.force_login(user)
+        page = text_of(client.get(reverse("lesson", args=["varyant", "skorlar"])).text)
+        scale_text = text_of(next(s["html"] for s in asked.spec["steps"] if s["id"] == "scale"))
+        assert scale_text in page
+    assert own[first].spec["steps"][1]["key"] != own[second].spec["steps"][1]["key"]
+    # The other student's form is not this student's question: refused, nothing stored.
+    client.force_login(second)
+    assert client.post(url, form_fields(own[first], in_order("scores", "scale"))).status_code == 400
+    assert client.post(url, form_fields(own[second], in_order("scores", "scale"))).status_code == 302
+    attempt = Attempt.objects.get()
+    assert (attempt.user, attempt.correct, attempt.variant.index) == (
+        second,
+        True,
+        question.variant_index(second),
+    )
