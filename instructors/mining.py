@@ -20,6 +20,7 @@ with the expected signature as comments (the loader takes no other keys).
 import hashlib
 import json
 import re
+import textwrap
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,14 +33,22 @@ from django.utils.translation import gettext as _
 
 from courses.authoring import SLUG
 from grader.core import Message
+from grader.core import Verdict as CoreVerdict
 from grader.core import messages as M
 from grader.core.grade import SYNTAX_MSGIDS
 from grader.core.properties import DIAGNOSIS_NAMES, title_for
-from grader.models import Submission, Verdict
+from grader.models import VERDICT_LABELS, Submission, Verdict
 
 MIN_STUDENTS = 5  # distinct students a group needs before it is proposed
 EXAMPLES = 3  # example submissions shown (and read) per candidate
 TAG_MAX = 60  # a misconception tag is stored in a 64-character field
+# Signatures with the same core join one group when their failing cases overlap at least this
+# much (shared / all, of the two sets): on an exercise with variants, one mistake fails a case on
+# one variant that another variant's inputs let it pass (large scores that saturate the softmax).
+SAME_CASES = 0.75
+# Probe diagnoses that say only that something differs: in the core only when nothing more
+# specific was found.
+GENERIC_DIAGNOSES = {"differs", "did_not_run"}
 
 # Messages of a program that never got to its function: no misconception about the exercise.
 DID_NOT_RUN = SYNTAX_MSGIDS | {
@@ -71,14 +80,21 @@ class Signature:
         text = json.dumps([self.verdict, self.failing, self.properties, self.diagnoses, self.error])
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "verdict": self.verdict,
-            "failing": list(self.failing),
-            "properties": list(self.properties),
-            "diagnoses": list(self.diagnoses),
-            "error": self.error,
-        }
+    @property
+    def core(self) -> tuple:
+        """What must be equal for two signatures to join a group: all but the failing cases,
+        and of the diagnoses the specific ones (a variant's inputs can leave the probe with
+        nothing better to say than "differs")."""
+        specific = tuple(d for d in self.diagnoses if d not in GENERIC_DIAGNOSES)
+        return (self.verdict, self.error, self.properties, specific or self.diagnoses)
+
+    def near(self, other: "Signature") -> bool:
+        """The same core and nearly the same failing cases (SAME_CASES)."""
+        if self.core != other.core:
+            return False
+        mine, theirs = set(self.failing), set(other.failing)
+        union = mine | theirs
+        return not union or len(mine & theirs) / len(union) >= SAME_CASES
 
 
 def signature_of(verdict: str, tests: list[dict], message: dict | None) -> Signature:
@@ -128,9 +144,11 @@ class Member:
 
 @dataclass
 class Group:
-    signature: Signature  # a catalogued group's: its first member's
+    # The signature most of the group has (a catalogued group's: its first member's).
+    signature: Signature
     tag: str  # the catalogued misconception the results matched ("": none)
     members: list[Member] = field(default_factory=list)
+    signatures: list[Signature] = field(default_factory=list)  # every one in the group
     resembles: list[str] = field(default_factory=list)  # catalogued tags with this signature
     proposed_tag: str = ""
     examples: list[Member] = field(default_factory=list)  # the representative first
@@ -142,6 +160,15 @@ class Group:
     @property
     def key(self) -> str:
         return self.signature.key
+
+    def case_counts(self) -> Counter:
+        """How many of the group's students fail each case."""
+        return Counter(
+            t.get("name", "")
+            for m in self.members
+            for t in m.tests
+            if isinstance(t, dict) and not t.get("passed")
+        )
 
     @property
     def hidden_names(self) -> set[str]:
@@ -215,12 +242,22 @@ def _group(exercise, rows, min_students: int) -> Mining:
             tags_of[signature].add(tag)
         else:
             unmatched.setdefault(signature, Group(signature, "")).members.append(member)
+    # Exact signatures, largest first, each joining the first larger group it is near.
+    groups: list[Group] = []
+    for exact in sorted(unmatched.values(), key=lambda g: (-g.students, g.key)):
+        joined = next((g for g in groups if g.signature.near(exact.signature)), None)
+        if joined is None:
+            exact.signatures = [exact.signature]
+            groups.append(exact)
+        else:
+            joined.members += exact.members
+            joined.signatures.append(exact.signature)
     taken = set(known)
-    for signature, group in unmatched.items():
+    for group in groups:
         if group.students < min_students:
             mining.small += group.students
             continue
-        group.resembles = sorted(tags_of.get(signature, ()))
+        group.resembles = sorted({t for s, tags in tags_of.items() if group.signature.near(s) for t in tags})
         mining.candidates.append(group)
 
     def order(g: Group) -> tuple:
@@ -289,10 +326,21 @@ def describe(group: Group) -> dict[str, Any]:
             name = DIAGNOSIS_NAMES.get(stored.get("msgid", ""), stored.get("msgid", ""))
             if name not in diagnoses:
                 diagnoses[name] = _render(stored)
+    counts = group.case_counts()
     return {
         "verdict": signature.verdict,
         "error": signature.error,
-        "cases": [{"name": name, "hidden": name in hidden} for name in signature.failing],
+        # Every case some of the group fail; those not all of them fail say how many do.
+        "cases": [
+            {
+                "name": name,
+                "hidden": name in hidden,
+                "count": counts[name],
+                "all": counts[name] == group.students,
+            }
+            for name in sorted(counts)
+        ],
+        "students": group.students,
         "properties": [properties.get(kind, kind) for kind in signature.properties],
         "diagnoses": [diagnoses.get(name, name) for name in signature.diagnoses],
         "message": _render(shown.message),
@@ -343,15 +391,33 @@ def tag_problem(tag: str, exercise) -> str | None:
     return None
 
 
-def _comment(text: str) -> str:
-    return "\n".join(f"# {line}".rstrip() for line in text.splitlines())
+WRAP = 88  # the exported files' line length (comments and the hint)
+
+
+def _comment(text: str, indent: str = "") -> str:
+    """``text`` as comment lines of at most WRAP characters (continuations indented)."""
+    lines = []
+    for paragraph in text.splitlines():
+        wrapped = textwrap.wrap(
+            paragraph,
+            WRAP - 2,
+            initial_indent=indent,
+            subsequent_indent=indent + "  ",
+            break_on_hyphens=False,
+        )
+        lines += [f"# {line}" for line in wrapped] or ["#"]
+    return "\n".join(lines)
 
 
 def _signature_lines(group: Group) -> list[str]:
     signature, hidden = group.signature, group.hidden_names
     cases = ", ".join(f"{n} ({_('hidden')})" if n in hidden else n for n in signature.failing)
+    label = (
+        VERDICT_LABELS.get(CoreVerdict(signature.verdict)) if signature.verdict in Verdict.values else None
+    )
+    verdict = f"{label} ({signature.verdict})" if label else signature.verdict
     lines = [
-        _("verdict: %(verdict)s") % {"verdict": signature.verdict},
+        _("verdict: %(verdict)s") % {"verdict": verdict},
         _("failing cases: %(cases)s") % {"cases": cases or "—"},
         _("properties broken: %(properties)s") % {"properties": ", ".join(signature.properties) or "—"},
         _("probe diagnoses: %(diagnoses)s") % {"diagnoses": ", ".join(signature.diagnoses) or "—"},
@@ -383,11 +449,15 @@ def toml_stanza(group: Group, tag: str) -> str:
         "Found in %(count)d students' submissions. validate_course should report this behaviour for it:"
     ) % {"count": group.students}
     hint = _("Write here, for the students, what they may have got wrong and what to check.")
-    lines = [_comment(intro), *(f"#   {line}" for line in _signature_lines(group))]
+    lines = [_comment(intro), *(_comment(line, "  ") for line in _signature_lines(group))]
     lines += [
         "[[misconceptions]]",
         f'tag = "{tag}"',
         f'file = "variants/{tag}.py"',
-        f"hint = {json.dumps(hint, ensure_ascii=False)}",
+        # A multi-line string, as the catalogue's other hints (the placeholder has no quote or
+        # backslash to escape).
+        'hint = """',
+        *textwrap.wrap(hint, WRAP),
+        '"""',
     ]
     return "\n".join(lines) + "\n"

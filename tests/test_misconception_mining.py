@@ -199,6 +199,41 @@ def test_each_student_counts_once_with_their_latest_counted_failing_submission(m
     assert candidate.students == 5 and candidate.signature.failing == ("batch-head", "causal-batch")
 
 
+def test_one_mistake_that_fails_a_case_less_on_another_variant_stays_one_group(
+    client, make_user, course, teacher
+):
+    """Dividing by d_k: on most variants every case fails with the same diagnosis; on one, the
+    large scores saturate the softmax (buyuk-skor passes) and a probe only finds "differs"."""
+    exercise = course.exercises.get()
+    every = [name for name, _ in CASES]
+    users = students(make_user, course, "ogr", 9)
+    for user in users[:4]:
+        store(user, exercise, every, diagnoses=("temperature_flat_sqrt_dk",))
+    store(
+        users[4],
+        exercise,
+        [n for n in every if n != "buyuk-skor"],
+        diagnoses=("differs", "temperature_flat_sqrt_dk"),
+    )
+    # The same diagnosis on other cases only is another mistake; so is another diagnosis.
+    for user in users[5:7]:
+        store(user, exercise, ("maske-2d", "maske-batch"), diagnoses=("temperature_flat_sqrt_dk",))
+    for user in users[7:]:
+        store(user, exercise, every, diagnoses=("temperature_sqrt_dk",))
+    result = mining.mine(exercise)
+    [candidate] = result.candidates
+    assert candidate.students == 5 and result.small == 4
+    assert candidate.signature.failing == tuple(sorted(every))
+    assert candidate.case_counts()["buyuk-skor"] == 4 and candidate.case_counts()["ornek"] == 5
+    client.force_login(teacher)
+    page = client.get(reverse("instructors:mining", args=["madde", SLUG])).content.decode()
+    assert (
+        '<code>buyuk-skor</code> <span class="muted">(gizli)</span> <span class="muted">[5 öğrenciden 4]</span>'
+        in page
+    )
+    assert "<code>ornek</code>, " in page  # every student fails it: no count
+
+
 def test_programs_that_never_ran_are_counted_apart(make_user, course):
     exercise = course.exercises.get()
     for user in students(make_user, course, "ogr", 6):
@@ -429,7 +464,8 @@ def test_five_students_with_an_uncatalogued_mistake_are_proposed_and_exported_fo
     # The catalogued group is listed as explained, not proposed; the four are not enough.
     assert "(no-scaling)</span></th><td>5</td>" in page
     [candidate] = mining.mine(exercise).candidates
-    assert candidate.students == 5 and candidate.signature.diagnoses == ("temperature_flat_sqrt_dk",)
+    # (A student on a variant whose large scores saturate the softmax passes buyuk-skor: still one group.)
+    assert candidate.students == 5 and "temperature_flat_sqrt_dk" in candidate.signature.diagnoses
     assert candidate.examples[0].code == BY_DK  # the program four of them sent
     assert {e.code for e in candidate.examples} == {BY_DK, BY_DK_OTHER}
     assert candidate.proposed_tag == "temperature-flat-sqrt-dk"
@@ -462,5 +498,81 @@ def test_five_students_with_an_uncatalogued_mistake_are_proposed_and_exported_fo
     summary = json.loads(capsys.readouterr().out)
     assert summary["problems"] == []
     [entry] = [e for e in summary["misconceptions"] if e["tag"] == "scale-by-dk"]
-    assert entry["diagnoses"] == list(candidate.signature.diagnoses)
-    assert entry["properties_broken"] == list(candidate.signature.properties)
+    # What validate_course reports is what the stanza's comments predicted.
+    assert entry["diagnoses"] == ["temperature_flat_sqrt_dk"] and entry["properties_broken"] == []
+    assert "temperature_flat_sqrt_dk" in stanza_text and "properties broken: —" in stanza_text.replace(
+        "bozulan özellikler", "properties broken"
+    )
+
+
+# --- as an instructor sees it ---------------------------------------------------------------
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+SHOTS = ROOT / "test-artifacts" / "pages"
+
+
+def serious_violations(page) -> list[str]:
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(AXE.read_text() + "\n;0")  # evaluated, not a <script>: the page's CSP stays
+    result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
+    return [
+        f"{rule['id']}: {rule['help']} ({', '.join(' '.join(n['target']) for n in rule['nodes'][:3])})"
+        for rule in result["violations"]
+        if rule["impact"] in ("serious", "critical")
+    ]
+
+
+@pytest.mark.browser
+@pytest.mark.sandbox
+def test_an_instructor_reads_the_candidate_and_exports_it_by_keyboard_in_both_languages_and_widths(
+    page, transactional_db, make_user, tmp_path
+):
+    from grader.grading import grade_claimed, submit
+
+    course = import_folder(course_folder(tmp_path, "madde"), grading=True)
+    exercise = course.exercises.get()
+    for index, code in enumerate([BY_DK] * 4 + [BY_DK_OTHER] + [NO_SCALING] * 2):
+        user = make_user(f"ogrenci{index}")
+        course.enroll(user)
+        grade_claimed(submit(user, exercise, code).submission.pk)
+    course.instructors.add(make_user("hoca", password="Yanilgi-avcisi-2026"))
+    page.goto(page.base_url + "/accounts/login/")
+    page.locator("#id_username").fill("hoca")
+    page.locator("#id_password").fill("Yanilgi-avcisi-2026")
+    page.locator("main form button[type=submit]").click()
+    page.wait_for_load_state()
+
+    # From any instructor page, the nav leads to the course's list, then to the exercise.
+    page.goto(page.base_url + reverse("instructors:dashboard", args=["madde"]))
+    page.get_by_role("link", name="Yeni yanılgı adayları").click()
+    page.get_by_role("link", name=exercise.title).click()
+    page.get_by_role("heading", name="Aday 1: 5 öğrenci").wait_for()
+    # Keyboard only: the tag field by its label, a new tag, Enter.
+    field = page.get_by_label("Yeni yanılgının etiketi")
+    assert field.input_value() == "temperature-flat-sqrt-dk"
+    field.focus()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("scale-by-dk")
+    page.keyboard.press("Enter")
+    page.get_by_role("heading", name="variants/scale-by-dk.py").wait_for()
+    export_url = page.url
+    assert 'tag = "scale-by-dk"' in page.locator("main").inner_text()
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    found = []
+    mining_url = page.base_url + reverse("instructors:mining", args=["madde", SLUG])
+    for language in ("tr", "en"):
+        page.context.add_cookies([{"name": "django_language", "value": language, "url": page.base_url}])
+        for width, height in ((1280, 900), (390, 844)):
+            page.set_viewport_size({"width": width, "height": height})
+            for name, url in (("mining", mining_url), ("mining-export", export_url)):
+                assert page.goto(url).ok
+                text = page.locator("main").inner_text()
+                assert "&lt;" not in text and "&#x" not in text and "%(" not in text, url
+                assert "<b>d_k</b>" in text  # the student's code, as written
+                if name == "mining":
+                    assert {"tr": "Aday 1: 5 öğrenci", "en": "Candidate 1: 5 students"}[language] in text
+                assert page.evaluate("document.documentElement.scrollWidth") <= width, (url, width)
+                page.screenshot(path=str(SHOTS / f"instructor-{name}-{language}-{width}.png"), full_page=True)
+                found += [f"{url} [{language}, {width}]: {v}" for v in serious_violations(page)]
+    assert not found, "axe-core found:\n" + "\n".join(found)
