@@ -274,7 +274,7 @@ def test_each_cell_is_graded_within_the_tolerance_for_partial_credit():
     assert MATRIX.grade(relative, {"matrix": [[2.03, -1, 0.5], [4, 3, 1]]}).score == 0.8333
 
 
-def test_more_than_six_wrong_cells_are_left_to_the_grid_to_name():
+def test_more_than_four_wrong_cells_are_left_to_the_grid_to_name():
     spec = {**SPEC, "answer": [[1.0] * 3] * 3}
     grade = MATRIX.grade(spec, {"matrix": [[0] * 3] * 3})
     with translation.override("tr"):

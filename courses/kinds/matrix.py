@@ -38,7 +38,7 @@ MAX_CELL_CHARS = 32
 MAX_PASTE_CHARS = 2000
 MAX_LABEL_CHARS = 40
 # How many wrong cells the feedback's sentence names; the grid marks them all.
-NAMED_CELLS = 6
+NAMED_CELLS = 4
 
 
 class MatrixTextError(ValueError):
