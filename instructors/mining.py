@@ -18,14 +18,17 @@ with the expected signature as comments (the loader takes no other keys).
 """
 
 import hashlib
+import io
 import json
 import re
 import textwrap
+import tokenize
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
@@ -438,8 +441,32 @@ def variant_file(exercise, group: Group, tag: str, when: datetime | None = None)
         "program most of them sent.\nRead it before you commit it: it is a student's program, and its "
         "comments may need changing."
     ) % {"tag": tag, "exercise": exercise.slug, "day": day, "count": group.students}
-    code = shown.code.replace("\r\n", "\n")
+    code = _without_author(shown.code.replace("\r\n", "\n"), shown.user_id)
     return _comment(header) + "\n\n" + code.rstrip("\n") + "\n"
+
+
+def _without_author(code: str, user_id: int) -> str:
+    """``code`` with its author's username, names and e-mail address taken out of its comments
+    (students sign their work); the code itself is left as it is: a name can be an identifier."""
+    person = (
+        User.objects.filter(pk=user_id).values_list("username", "first_name", "last_name", "email").first()
+    )
+    words = sorted({str(w) for w in person or () if w and len(str(w)) >= 3}, key=len, reverse=True)
+    if not words:
+        return code
+    pattern = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+    lines = code.split("\n")
+    try:
+        comments = [
+            t for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type == tokenize.COMMENT
+        ]
+    except (tokenize.TokenError, SyntaxError):
+        return code
+    for token in reversed(comments):  # right to left: earlier columns stay valid
+        row, start = token.start
+        line = lines[row - 1]
+        lines[row - 1] = line[:start] + pattern.sub("…", line[start : token.end[1]]) + line[token.end[1] :]
+    return "\n".join(lines)
 
 
 def toml_stanza(group: Group, tag: str) -> str:

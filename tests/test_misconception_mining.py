@@ -234,6 +234,36 @@ def test_one_mistake_that_fails_a_case_less_on_another_variant_stays_one_group(
     assert "<code>ornek</code>, " in page  # every student fails it: no count
 
 
+def test_the_exported_program_leaves_out_who_wrote_it(make_user, course):
+    """Students sign their work: the author's name, username and e-mail address go from the
+    comments; the code stays as written, even where a name is also an identifier."""
+    from django.contrib.auth.models import User
+
+    exercise = course.exercises.get()
+    author = User.objects.create(
+        username="zeynep", first_name="Zeynep", last_name="Kaya", email="zk@okul.edu.tr"
+    )
+    course.enroll(author)
+    signed = (
+        "# Zeynep Kaya (zk@okul.edu.tr), ödev 3\n"
+        "def attention(Q, K, V, mask=None):\n"
+        "    kaya = Q  # zeynep'in denemesi\n"
+        "    return kaya\n"
+    )
+    store(author, exercise, code=signed, **WRONG_AXIS)
+    for user in students(make_user, course, "ogr", 4):
+        store(user, exercise, code="başka", **WRONG_AXIS)
+    [candidate] = mining.mine(exercise).candidates
+    assert candidate.examples[0].code == "başka"  # four sent it
+    candidate.examples = [next(m for m in candidate.members if m.user_id == author.pk)]
+    candidate.examples[0].code = signed
+    exported = mining.variant_file(exercise, candidate, "yeni")
+    assert exported.endswith(
+        "# … … (…), ödev 3\ndef attention(Q, K, V, mask=None):\n    kaya = Q  # …'in denemesi\n    return kaya\n"
+    )
+    assert "zeynep" not in exported.lower() and "zk@" not in exported
+
+
 def test_programs_that_never_ran_are_counted_apart(make_user, course):
     exercise = course.exercises.get()
     for user in students(make_user, course, "ogr", 6):
