@@ -7,8 +7,10 @@ sandbox), queues the import and shows its outcome from the queue's own row.
 """
 
 import shutil
+import tomllib
 import uuid
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 from django.conf import settings
@@ -19,6 +21,7 @@ from .authoring import PATH_NAME, CourseSource, load_course
 from .exercises import check_exercises
 from .exporter import FILE_SUFFIXES, MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, skipped
 from .importer import ImportRefused, import_course
+from .models import Course
 
 MAX_ZIP_BYTES = MAX_TOTAL_BYTES
 _SYMLINK = 0o120000
@@ -67,8 +70,14 @@ def read_zip(upload) -> tuple[str, dict[str, bytes]]:
                 raise UploadRefused(
                     _("The zip holds more than %(n)s files, the most a course may have.") % {"n": MAX_FILES}
                 )
-            with archive.open(info) as entry:
-                data = entry.read(MAX_FILE_BYTES + 1)
+            try:
+                with archive.open(info) as entry:
+                    data = entry.read(MAX_FILE_BYTES + 1)
+            except (zipfile.BadZipFile, zlib.error, NotImplementedError, EOFError, OSError):
+                raise UploadRefused(
+                    _("%(name)s cannot be read from the zip; make the zip again and upload it.")
+                    % {"name": name}
+                ) from None
             total += len(data)
             if len(data) > MAX_FILE_BYTES or total > MAX_TOTAL_BYTES:
                 raise UploadRefused(
@@ -122,6 +131,7 @@ def check(root: Path) -> CourseSource:
 @task(queue_name="default", priority=-50)
 def import_upload(path: str, force: bool, user_id: int | None) -> dict:
     """Import an unpacked upload as ``import_course`` does (``user_id``: who may see the outcome)."""
+    earlier = _earlier_upload(Path(path))
     try:
         report = import_course(
             path, prepare_exercises=lambda source: check_exercises(source, build=True), force=force
@@ -129,4 +139,19 @@ def import_upload(path: str, force: bool, user_id: int | None) -> dict:
     except ImportRefused as refused:
         discard(Path(path))  # nothing points to it: the import changed nothing
         return {"imported": False, "problems": [str(problem) for problem in refused.problems]}
+    if earlier is not None:
+        discard(earlier)  # the course's folder is the new upload now
     return {"imported": True, "course": report.course, "changes": report.changes}
+
+
+def _earlier_upload(root: Path) -> Path | None:
+    """The folder of the course's earlier upload, which the import of ``root`` replaces."""
+    try:
+        slug = tomllib.loads((root / "course.toml").read_text(encoding="utf-8")).get("slug")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    old = Course.objects.filter(slug=slug).values_list("source_path", flat=True).first()
+    uploads = (Path(settings.VAR_DIR) / "course-uploads").resolve()
+    if not old or Path(old).resolve().parent.parent != uploads or Path(old).resolve() == root.resolve():
+        return None
+    return Path(old)
