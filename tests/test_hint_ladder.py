@@ -449,3 +449,27 @@ def test_a_generated_question_takes_no_placeholder_in_its_hints(tmp_path):
         "variants/01-scores/questions.toml:3: hint 2 has a placeholder {{ … }}: hints are the same "
         "for every variant and are not filled in from the parameters"
     ]
+
+
+def test_the_exercise_item_page_counts_openings_and_who_then_passed(client, make_user, hinted_lab):
+    exercise = Exercise.objects.get(slug="attn")
+    start = timezone.now() - timedelta(hours=1)
+    first, second = make_user("s1"), make_user("s2")
+    for user in (first, second):
+        hinted_lab.enroll(user)
+        submit(user, exercise, Verdict.FAILED, at=start)
+        HintOpening.objects.create(
+            user=user, exercise=exercise, step=1, opened_at=start + timedelta(minutes=1)
+        )
+    submit(first, exercise, Verdict.PASSED, at=start + timedelta(minutes=2))
+    # Passing code sent before the step was opened does not count for it.
+    submit(second, exercise, Verdict.PASSED, at=start + timedelta(seconds=30))
+    teacher = make_user("hoca")
+    hinted_lab.instructors.add(teacher)
+    client.force_login(teacher)
+    page = client.get(reverse("instructors:item", args=["lab", "e", "attn"])).text
+    assert "İpucu merdiveni" in page and "başarısız gönderimlerinden sonra" in page
+    table = page[page.index('id="hints-heading"') :]
+    first_row = row_of(table, 'data-hint-row="1"')
+    assert "Ölçekleme nerede?" in first_row and "<td>2</td>" in first_row and "1 (%50)" in first_row
+    assert "<td>0</td>" in row_of(table, 'data-hint-row="2"')
