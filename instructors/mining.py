@@ -418,7 +418,9 @@ def _signature_lines(group: Group) -> list[str]:
     label = (
         VERDICT_LABELS.get(CoreVerdict(signature.verdict)) if signature.verdict in Verdict.values else None
     )
-    verdict = f"{label} ({signature.verdict})" if label else signature.verdict
+    verdict = (
+        f"{label} ({signature.verdict})" if label and str(label) != signature.verdict else signature.verdict
+    )
     lines = [
         _("verdict: %(verdict)s") % {"verdict": verdict},
         _("failing cases: %(cases)s") % {"cases": cases or "—"},
