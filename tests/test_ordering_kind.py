@@ -375,6 +375,26 @@ def test_the_item_page_counts_the_orders_given_and_where_they_went_wrong(client,
     assert "scale-by-dk" in page  # the distractor's misconception is counted
 
 
+def test_an_instructor_answers_it_on_the_test_page_and_nothing_is_recorded(
+    client, make_user, course, question
+):
+    from courses.models import AnswerPreview
+
+    teacher = make_user("hoca")
+    course.instructors.add(teacher)
+    client.force_login(teacher)
+    url = reverse("instructors:test_question", args=["yazili", "adimlar"])
+    page = client.get(url).text
+    assert len(re.findall(r'<select name="step-s[0-9a-f]{10}"', page)) == 6
+    response = client.post(
+        url, form_fields(question, in_order("scores", "mask", "scale", "softmax", "blend"))
+    )
+    assert response.status_code == 302
+    assert AnswerPreview.objects.get().correct
+    assert "Doğru!" in text_of(client.get(response.url).text)
+    assert not Attempt.objects.exists()
+
+
 # -- variants ----------------------------------------------------------------------------------
 
 VARIANT_QUESTION = """

@@ -43,7 +43,7 @@
       step.insertBefore(number, step.firstChild);
       step.insertBefore(step.querySelector(".ordering-grip"), number);
       step.tabIndex = 0;
-      step.setAttribute("aria-describedby", step.querySelector(".ordering-text").id + (help ? " " + help.id : ""));
+      if (help) step.setAttribute("aria-describedby", help.id); // its name is its own text
       step.querySelectorAll("button").forEach(function (button) {
         button.setAttribute("aria-describedby", step.querySelector(".ordering-text").id);
         button.disabled = disabled;
@@ -120,6 +120,9 @@
         if (!dragging && Math.abs(e.clientY - startY) < 6) return;
         e.preventDefault();
         if (!dragging) { dragging = true; step.classList.add("ordering-dragging"); }
+        // Near the top or bottom of the window the page scrolls: a long list fits no phone.
+        if (e.clientY < 48) window.scrollBy(0, -24);
+        else if (e.clientY > window.innerHeight - 48) window.scrollBy(0, 24);
         keepFocus(function () { drop(step, e.clientY); });
       }
       function end(e) {

@@ -210,3 +210,30 @@ def test_a_mouse_drags_a_step_by_its_text(page, course, logged_in):
     page.mouse.up()
     assert used_order(question)[0] == text
     assert question.locator("[data-step]", has_text=text).locator("select").input_value() == "1"
+
+
+def test_a_drag_to_the_top_edge_scrolls_a_list_longer_than_the_screen(phone):
+    phone.set_viewport_size({"width": 390, "height": 420})
+    question = phone.locator("#q-adimlar")
+    last = question.locator("[data-used] [data-step]").last
+    text = last.locator(".ordering-text").inner_text().strip()
+    last.scroll_into_view_if_needed()
+    assert not question.locator("[data-used] [data-step]").first.evaluate(
+        "e => e.getBoundingClientRect().bottom > 0"
+    )  # the first step is off the screen
+    start = middle(last.locator(".ordering-grip").bounding_box())
+    cdp = phone.context.new_cdp_session(phone)
+
+    def touch(kind, y):
+        cdp.send(
+            "Input.dispatchTouchEvent", {"type": kind, "touchPoints": [{"x": start[0], "y": y}] if y else []}
+        )
+
+    touch("touchStart", start[1])
+    for y in range(int(start[1]), 20, -40):
+        touch("touchMove", y)
+    for wiggle in range(40):  # held at the top edge: the page scrolls up under the finger
+        touch("touchMove", 20 + wiggle % 2)
+    touch("touchEnd", None)
+    assert phone.evaluate("window.scrollY") < 300
+    assert used_order(question)[0] == text
