@@ -678,13 +678,19 @@ class _Loader:
             )
             return []
         rendered, problems = [], len(self.course.problems)
+        previous = line  # each step is looked for from the line after the one before it, then on its line
         for step, text in enumerate(value, start=1):
             if not isinstance(text, str):
                 self.problem(
                     doc.path, line, f"hint {step} must be a string (Markdown), not {_toml_type(text)}"
                 )
                 continue
-            at = _line_of_text(doc, line, text)
+            at = (
+                _line_of_text(doc, line, previous + 1, text)
+                or _line_of_text(doc, line, previous, text)
+                or previous
+            )
+            previous = at
             if not text.strip():
                 self.problem(doc.path, at, f"hint {step} is empty: write the step or remove it")
             elif text.strip() in (
@@ -1033,16 +1039,25 @@ def _toml_type(value) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def _line_of_text(doc: TomlSource, start: int, text: str) -> int:
-    """The file line where ``text`` (a string of an inline array) begins, looked for from line
-    ``start`` on; ``start`` when it cannot be found."""
+_NEXT_KEY = re.compile(r"^\s*(\[|[A-Za-z0-9_\"-][\w.\"-]*\s*=)")
+
+
+def _line_of_text(doc: TomlSource, key_line: int, start: int, text: str) -> int | None:
+    """The file line where ``text``, a string of the inline array at ``key_line``, begins: looked
+    for from line ``start`` to the array's end (the next key or table); None when not found."""
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    if first:
-        lines = doc.text.splitlines()
-        for number in range(start - doc.first_line, len(lines)):
+    # Up to the first character TOML may have written escaped (a quote, a backslash).
+    first = re.split(r"[\\\"']", first, maxsplit=1)[0].strip()
+    lines = doc.text.splitlines()
+    end = next(
+        (n for n in range(key_line - doc.first_line + 1, len(lines)) if _NEXT_KEY.match(lines[n])),
+        len(lines),
+    )
+    if len(first) >= 4:
+        for number in range(start - doc.first_line, end):
             if first in lines[number]:
                 return number + doc.first_line
-    return start
+    return None
 
 
 def _lookup(data, keys: tuple):

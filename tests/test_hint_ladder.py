@@ -473,3 +473,11 @@ def test_the_exercise_item_page_counts_openings_and_who_then_passed(client, make
     first_row = row_of(table, 'data-hint-row="1"')
     assert "Ölçekleme nerede?" in first_row and "<td>2</td>" in first_row and "1 (%50)" in first_row
     assert "<td>0</td>" in row_of(table, 'data-hint-row="2"')
+
+
+def test_a_problem_in_one_step_of_a_long_ladder_is_reported_at_that_steps_line(quiz_dir):
+    ladder = 'hints = [\n  "Bir \\"adım\\" burada.",\n  "İkinci adım.",\n  "İkinci adım.",\n]\n'
+    found = problems(with_hints(quiz_dir, ladder))
+    assert found == [
+        "quiz/01-selftest/questions.toml:10: hint 3 repeats an earlier step: each step should say more"
+    ]
