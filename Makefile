@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 PY := .venv/bin/python
 
-.PHONY: setup run lint test test-fast test-postgres test-layers bench loadtest lock clean
+.PHONY: setup run lint test test-fast test-postgres test-layers test-zygote bench loadtest lock clean
 
 setup:
 	@scripts/setup.sh
@@ -16,6 +16,7 @@ run: setup
 test: setup lint
 	@$(PY) -m pytest
 	@$(MAKE) --no-print-directory test-postgres
+	@$(MAKE) --no-print-directory test-zygote
 
 # Lint, format, types and layering: ruff over the whole tree, mypy with Django's plugin
 # (grader.core strictly), and the import contracts of docs/architecture.md.
@@ -34,6 +35,11 @@ test-postgres: setup
 test-fast: setup
 	@$(PY) -m pytest -m "not browser"
 
+# The grader's adversarial suite again with the grading zygote on (GRADER_ZYGOTE=1: every job runs
+# in a child of the zygote; tests/grader/conftest.py starts it), the tests unchanged.
+test-zygote: setup
+	@echo "==> tests/grader with the grading zygote on"; GRADER_ZYGOTE=1 $(PY) -m pytest tests/grader -p no:cacheprovider -q
+
 # Switch off each protection layer of the sandbox alone; fails if a layer is caught by no test.
 test-layers: setup
 	@$(PY) scripts/test_layers.py
@@ -44,7 +50,7 @@ test-layers: setup
 # course's import against the same course before variants; a lesson page with and without them).
 bench: setup
 	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; } || true
-	@$(PY) -m grader.bench --pool 1 --also courses/content/attention/06-scaled-dot-product/attention-function
+	@$(PY) -m grader.bench --pool 1 --zygote --also courses/content/attention/06-scaled-dot-product/attention-function
 	@$(PY) scripts/pagebench.py
 	@$(PY) scripts/verdictbench.py
 	@$(PY) scripts/instructorbench.py

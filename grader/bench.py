@@ -6,7 +6,10 @@ throughput next to the floor measured in the same run: a bare
 on the machine and on what else runs on it.
 
 Targets (2 cores): p50 <= 1.3 x floor with fresh sandboxes; throughput
->= 0.8 x cores / (CPU seconds of one fresh NumPy process).
+>= 0.8 x cores / (CPU seconds of one fresh NumPy process).  With ``--zygote``
+(issue 18, the grading zygote): p50 <= 0.25 x floor for attention-function at
+low load and at saturation, <= 0.2 x floor for a code fill-in blank, and
+throughput >= 3 x the rate of bare NumPy processes on the same cores.
 """
 
 from __future__ import annotations
@@ -23,7 +26,16 @@ import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from grader.core import Verdict, build_cases, disable_pool, enable_pool, grade, parse_spec, run_reference
+from grader.core import (
+    Verdict,
+    build_cases,
+    disable_pool,
+    enable_pool,
+    grade,
+    parse_spec,
+    run_reference,
+    zygote,
+)
 
 SAMPLE_TOML = """
 kind = "function"
@@ -163,6 +175,66 @@ def teaching_cost(folder: Path, runs: int) -> tuple[float, float, int, int]:
     return statistics.median(with_teaching), statistics.median(without), len(cases), len(plain_cases)
 
 
+def zygote_latencies(
+    solution: str, spec, cases, ref, runs: int, workers: int
+) -> tuple[list[float], list[float]]:
+    """Seconds per grade through the zygote: one at a time (low load), then ``workers`` graders
+    at once, each grading back to back (saturation)."""
+    manager = zygote.manager()
+    assert manager is not None
+    low = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        result = grade(solution, spec, cases, ref)
+        low.append(time.perf_counter() - t)
+        assert result.verdict == Verdict.PASSED, result.to_dict()
+
+    def timed(_: int) -> float:
+        t = time.perf_counter()
+        result = grade(solution, spec, cases, ref)
+        assert result.verdict == Verdict.PASSED, result.to_dict()
+        return time.perf_counter() - t
+
+    with ThreadPoolExecutor(workers) as pool:
+        saturated = list(pool.map(timed, range(max(runs, 4 * workers))))
+    return low, saturated
+
+
+def zygote_report(
+    args: argparse.Namespace, solution: str, spec, cases, ref, floor_p50: float, floor_throughput: float
+) -> None:
+    """The zygote's figures (issue 18) against the floor measured in this run."""
+    manager = zygote.enable_zygote()
+    try:
+        assert manager.wait_ready(60), "the grading zygote did not start"
+        extra = [(folder.name, *load_exercise(folder)) for folder in args.also]
+        blank = parse_spec(tomllib.loads(BLANK_TOML))
+        extra.append(("code fill-in blank", blank, BLANK_SOLUTION, list(blank.cases)))
+        for name, x_spec, x_solution, x_cases in extra:
+            x_ref = run_reference(x_solution, x_spec, x_cases)
+            target = 0.2 if name == "code fill-in blank" else 0.25
+            low, saturated = zygote_latencies(x_solution, x_spec, x_cases, x_ref, args.runs, args.workers)
+            lo, sat = statistics.median(low), statistics.median(saturated)
+            print(
+                f"zygote ({name}, {len(x_cases)} cases): p50 {lo * 1000:6.1f} ms low load -> {lo / floor_p50:.2f} x floor, "
+                f"{sat * 1000:6.1f} ms with {args.workers} at once -> {sat / floor_p50:.2f} x floor (target <= {target})"
+            )
+        for name, x_spec, x_solution, x_cases in [("sample", spec, solution, cases), *extra[:1]]:
+            x_ref = ref if name == "sample" else run_reference(x_solution, x_spec, x_cases)
+            n = max(args.runs, 4 * args.workers)
+            rate = throughput(x_solution, x_spec, x_cases, x_ref, args.workers, n)
+            print(
+                f"zygote throughput ({name}): {rate:.2f} grades/s with {args.workers} workers "
+                f"-> {rate / floor_throughput:.2f} x bare NumPy processes (target >= 3)"
+            )
+        print(
+            f"zygote: {manager.fallbacks} jobs fell back to a fresh sandbox, {manager.restarts} zygote start(s); "
+            f"load average now {os.getloadavg()[0]:.2f}"
+        )
+    finally:
+        zygote.disable_zygote()
+
+
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     k = max(0, min(len(values) - 1, round(q / 100 * (len(values) - 1))))
@@ -196,6 +268,11 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         metavar="DIR",
         help="with --pool: also measure the pool on this exercise folder (and on a code blank)",
+    )
+    parser.add_argument(
+        "--zygote",
+        action="store_true",
+        help="also measure grading through the grading zygote (GRADER_ZYGOTE), on --also folders and a code blank",
     )
     parser.add_argument(
         "--teaching",
@@ -287,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"grade  (pool, {name}, own limits): p50 {p50 * 1000:7.1f} ms   -> {p50 / floor_p50:.2f} x floor "
                 f"(target <= 0.3)"
             )
+    if args.zygote:
+        zygote_report(args, solution, spec, cases, ref, floor_p50, floor_throughput)
     if str(args.teaching) != "none" and (args.teaching / "exercise.toml").is_file():
         with_p50, without_p50, n_with, n_without = teaching_cost(args.teaching, args.runs)
         share = with_p50 / without_p50 - 1

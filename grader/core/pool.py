@@ -79,8 +79,9 @@ class SandboxPool:
                 s.destroy()
             if missing + len(stale) > 0:
                 try:
-                    sandbox = Sandbox(self.limits)
-                    if not sandbox.wait_warm():
+                    # With the grading zygote on, a child of it (already warm), else a fresh one.
+                    sandbox = zygote.take(self.limits) or Sandbox(self.limits)
+                    if not sandbox.warm and not sandbox.wait_warm():
                         sandbox.destroy()
                         raise RuntimeError("a pre-spawned sandbox did not get ready")
                 except Exception:

@@ -584,7 +584,13 @@ def zygote_main(sock_fd: int, site: str, filter_fd: int) -> None:
     os.dup2(devnull, 0)
     os.close(devnull)
     sys.path.append(site)
-    import numpy  # noqa: F401  (once, for every child)
+    import ctypes  # noqa: F401  (once, for every child: what the children use)
+    import fcntl  # noqa: F401
+    import random  # noqa: F401
+    import select  # noqa: F401
+    import stat  # noqa: F401
+
+    import numpy  # noqa: F401
 
     with open(filter_fd, "rb") as f:
         full_filter = f.read()  # bwrap's filter for the zygote lacks mount/unshare: the runner adds it

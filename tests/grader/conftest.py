@@ -21,6 +21,11 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "fresh_sandbox: the test is about starting a fresh sandbox itself (it breaks bwrap's start): "
+        "it runs without the grading zygote even when GRADER_ZYGOTE=1",
+    )
     names = config.getoption("--layer-off", default=[])
     if names:
         from grader.core import sandbox
@@ -56,6 +61,22 @@ def grading_zygote():
     assert manager.wait_ready(60), "the grading zygote did not start"
     yield manager
     zygote.disable_zygote()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_sandbox_only(request, grading_zygote):
+    """A test marked fresh_sandbox runs with the zygote off; the next test gets it back (at its
+    set-up: the marked test's monkeypatches are undone by then)."""
+    if grading_zygote is None:
+        yield
+        return
+    from grader.core import zygote
+
+    if request.node.get_closest_marker("fresh_sandbox"):
+        zygote.disable_zygote()
+    elif zygote.manager() is None:
+        assert zygote.enable_zygote().wait_ready(60)
+    yield
 
 
 @pytest.fixture(scope="session")

@@ -84,6 +84,7 @@ def test_smallest_allowed_memory_limit_still_runs_numpy(attention):
     assert small.grade(bomb).verdict == Verdict.MEMORY_LIMIT
 
 
+@pytest.mark.fresh_sandbox  # with GRADER_ZYGOTE=1: the running zygote would take the job
 def test_a_sandbox_that_fails_to_start_is_an_internal_error_not_the_students(attention, monkeypatch, caplog):
     real = sb._bwrap_args
 
