@@ -314,6 +314,10 @@ def replace(old: str, new: str) -> str:
         (replace('blend = ["softmax"]', 'blend = ["divide-dk"]'), "'divide-dk' is a distractor"),
         (replace('scale = ["scores"]', 'scores = ["blend"]\nscale = ["scores"]'), "cycle"),
         (replace('id = "mask"', 'id = "scale"'), "duplicate step id 'scale'"),
+        (
+            replace('blend = ["softmax"]', 'blend = "softmax"'),
+            "after.blend (the steps 'blend' comes after) must be a list",
+        ),
         (replace('text = "Maske"', 'text = " "'), "step 'mask' has an empty text"),
         (replace('id = "divide-dk"', 'id = "Böl"'), "a step id must be lowercase letters"),
         (
@@ -326,7 +330,17 @@ def replace(old: str, new: str) -> str:
             "5 steps and 8 distractors: at most 12 together",
         ),
     ],
-    ids=["unknown", "distractor", "cycle", "duplicate", "empty", "bad-id", "no-dependency", "too-many"],
+    ids=[
+        "unknown",
+        "distractor",
+        "cycle",
+        "duplicate",
+        "not-a-list",
+        "empty",
+        "bad-id",
+        "no-dependency",
+        "too-many",
+    ],
 )
 def test_authoring_mistakes_are_named_at_their_line(tmp_path, questions, message):
     found = problems(tmp_path, questions)

@@ -73,12 +73,12 @@ class Ordering(QuestionKind):
                 ("steps",),
                 f"{len(steps)} steps and {len(distractors)} distractors: at most {MAX_ITEMS} together",
             )
-        seen: dict[str, str] = {}
+        seen: set[str] = set()
         for key, items in (("steps", steps), ("distractors", distractors)):
             for index, item in enumerate(items):
                 if item["id"] in seen:
                     raise SpecProblem((key, index, "id"), f"duplicate step id {item['id']!r}")
-                seen[item["id"]] = key
+                seen.add(item["id"])
         after = self._after(data, [s["id"] for s in steps], {d["id"] for d in distractors})
         solution = _topological_order([s["id"] for s in steps], after)
         return {
@@ -132,9 +132,7 @@ class Ordering(QuestionKind):
         after: dict[str, list[str]] = {}
         for step_id, needs in table.items():
             check(step_id, ("after", step_id))
-            if isinstance(needs, str):
-                needs = [needs]
-            expect(needs, list, ("after", step_id), f"after.{step_id}")
+            expect(needs, list, ("after", step_id), f"after.{step_id} (the steps {step_id!r} comes after)")
             for index, need in enumerate(needs):
                 expect(need, str, ("after", step_id, index), "a step id")
                 check(need, ("after", step_id, index))
