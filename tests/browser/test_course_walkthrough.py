@@ -1,5 +1,6 @@
 """The built-in course end to end in chromium: every lesson in order, one question of each
-kind, one exercise run and submitted to a real worker, and the figures used by keyboard."""
+kind (the matrix typed by keyboard), one exercise run and submitted to a real worker, and the
+figures used by keyboard."""
 
 from pathlib import Path
 
@@ -51,7 +52,7 @@ def check(question):
 def test_a_student_walks_the_whole_course(page, course, logged_in, grading_worker, write_code):
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    logged_in(course)
+    student = logged_in(course)
     page.goto(page.base_url + "/kurs/attention/")
     page.get_by_role("link", name="Query: Ne arıyorum?").click()
     for index, slug in enumerate(LESSONS):
@@ -98,6 +99,19 @@ def test_a_student_walks_the_whole_course(page, course, logged_in, grading_worke
             size.get_by_label("Cevabın").fill("80")
             check(size)
             expect(page.locator("#q-qkv-output-size").get_by_text("Doğru!")).to_be_visible()
+
+        if slug == "attention-score":
+            from courses.models import Question
+
+            # The student's own variant, typed cell by cell (Tab goes along the rows).
+            scores = Question.objects.get(slug="score-matrix").variant_for(student).params["scores"]
+            matrix = page.locator("#q-score-matrix")
+            matrix.get_by_label("Satır 1 (Ayşe), sütun 1 (Ayşe)").focus()
+            for value in (value for row in scores for value in row):
+                page.keyboard.type(str(value))
+                page.keyboard.press("Tab")
+            check(matrix)
+            expect(page.locator("#q-score-matrix").get_by_text("Doğru!")).to_be_visible()
 
         if slug == "scaled-dot-product":
             exercise = page.locator("#ex-attention-function")
