@@ -590,8 +590,9 @@ def zygote_main(sock_fd: int, site: str, filter_fd: int) -> None:
     import select  # noqa: F401
     import stat  # noqa: F401
 
-    import numpy  # noqa: F401
+    import numpy
 
+    numpy.random.seed()  # the first seeding imports what it needs (~10 ms): once here, not per child
     with open(filter_fd, "rb") as f:
         full_filter = f.read()  # bwrap's filter for the zygote lacks mount/unshare: the runner adds it
     sysc = Sys()
