@@ -647,7 +647,7 @@ class _Loader:
             solution_code=texts["solution.py"],
             spec=spec,
             reveal=reveal,
-            content_hash=folder_hash(folder),
+            content_hash=grading_hash(folder, spec, misconceptions, variant_count),
             directory=folder,
             file=self.rel(path),
             misconceptions=misconceptions,
@@ -1070,11 +1070,29 @@ def _lookup(data, keys: tuple):
     return data
 
 
-def folder_hash(folder: Path) -> str:
-    """Content hash of an exercise folder: changes when its solution or cases change."""
+# Files of an exercise folder that students read but that grading never uses.
+_READ_ONLY_FILES = frozenset({"exercise.toml", "starter.py"})
+
+
+def grading_hash(folder: Path, spec: dict, misconceptions: list[dict], variant_count: int) -> str:
+    """Content hash of what an exercise's grading depends on: its grader keys, its number of
+    variants, its catalogued misconceptions (tags and programs) and every file of its folder
+    but exercise.toml and starter.py (solution.py, cases.py, params, data). Its prompt, title,
+    hints, reveal rule, starter and the misconceptions' hint texts are what students read, not
+    what their code is graded on: editing them keeps the grading data, the students' variants
+    and their submissions' standing (a resubmission of the same code is answered at once)."""
     digest = hashlib.sha256()
+    keys = {
+        "spec": spec,
+        "variants": variant_count,
+        "misconceptions": [[m["tag"], m["file"], m["source"]] for m in misconceptions],
+    }
+    digest.update(json.dumps(keys, sort_keys=True, default=str).encode() + b"\0")
     for file in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        digest.update(str(file.relative_to(folder)).encode() + b"\0" + file.read_bytes() + b"\0")
+        relative = file.relative_to(folder)
+        if str(relative) in _READ_ONLY_FILES:
+            continue
+        digest.update(str(relative).encode() + b"\0" + file.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
