@@ -9,8 +9,10 @@ other may come in either order.
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Callable, Hashable, Iterable
 from itertools import combinations
 
+from django.http import QueryDict
 from django.utils.html import escape
 from django.utils.translation import gettext as _g
 from django.utils.translation import gettext_lazy as _
@@ -18,6 +20,7 @@ from django.utils.translation import ngettext
 
 from ..templatetags_text import html_to_text
 from .base import (
+    Answered,
     AnswerError,
     Choice,
     Grade,
@@ -62,7 +65,7 @@ class Ordering(QuestionKind):
     required = {"steps", "after"}
 
     # -- authoring -------------------------------------------------------------------------
-    def validate(self, data, render):
+    def validate(self, data: dict, render: Callable[[str, tuple], str]) -> dict:
         self.check_keys(data)
         steps = self._items(data, "steps", render)
         if len(steps) < 2:
@@ -89,7 +92,7 @@ class Ordering(QuestionKind):
             "orders": _count_orders([s["id"] for s in steps], after),
         }
 
-    def _items(self, data, key, render) -> list[dict]:
+    def _items(self, data: dict, key: str, render: Callable[[str, tuple], str]) -> list[dict]:
         allowed = {"id", "text", "explanation"} | ({"misconception"} if key == "distractors" else set())
         items = []
         for index, item in enumerate(expect(data.get(key, []), list, (key,), key)):
@@ -159,7 +162,7 @@ class Ordering(QuestionKind):
         # Places 1..n count every item, distractors too: their number says nothing.
         return {"items": stable_shuffle(items, *seed), "places": list(range(1, len(items) + 1))}
 
-    def answer_from_post(self, spec, post):
+    def answer_from_post(self, spec: dict, post: QueryDict) -> dict:
         items = [*spec["steps"], *spec["distractors"]]
         known = {f"step-{i['key']}" for i in items}
         if any(name.startswith("step-") and name not in known for name in post):
@@ -207,7 +210,7 @@ class Ordering(QuestionKind):
             raise NotGradable(_("Put at least one step in order, then check your answer."))
         return {"order": list(order)}
 
-    def grade(self, spec, answer):
+    def grade(self, spec: dict, answer: dict) -> Grade:
         """Each step used is marked: a distractor is wrong; a step is right unless a step it
         depends on comes after it. Steps left out are wrong. The score is the share of the
         steps placed right, less one step for each distractor used (never below 0)."""
@@ -351,11 +354,14 @@ class Ordering(QuestionKind):
     # -- statistics ------------------------------------------------------------------------
     stats_template = "instructors/kinds/ordering.html"
 
-    def choice_keys(self, spec, answered):
+    def choice_keys(self, spec: dict, answered: Answered) -> list[Hashable]:
+        return list(self._keys(answered))
+
+    def _keys(self, answered: Answered) -> list[tuple]:
         """The order given, and each mistake in it: ("order", ids), ("before", step, needs),
         ("distractor", id), ("missing", id)."""
         order = ((answered.answer or {}).get("order")) or []
-        keys: list = [("order", tuple(order))]
+        keys: list[tuple] = [("order", tuple(order))]
         for entry in answered.feedback or []:
             if isinstance(entry, dict) and not entry.get("correct") and entry.get("problem"):
                 if entry["problem"] == "before":
@@ -380,11 +386,11 @@ class Ordering(QuestionKind):
             return Choice(_g("«%(step)s» used") % {"step": text(key[1])})
         return Choice(_g("«%(step)s» left out") % {"step": text(key[1])})
 
-    def answer_stats(self, spec, answers):
+    def answer_stats(self, spec: dict, answers: Iterable[Answered]) -> dict:
         orders: Counter = Counter()
         mistakes: Counter = Counter()
         for answered in answers:
-            for key in self.choice_keys(spec, answered):
+            for key in self._keys(answered):
                 (orders if key[0] == "order" else mistakes)[key] += 1
         return {
             "orders": [(self.describe(spec, k), n) for k, n in orders.most_common(8)],
