@@ -55,6 +55,11 @@ COPY_TIMEOUT = 10.0  # seconds for a child to copy one phase's inputs into its /
 INNER_CTL_FD, INNER_STATUS_FD = 3, 4  # the runner's pipes inside a child (runner.zygote_runner)
 
 
+# Since this process started: jobs handed to a zygote's child, and jobs that fell back to a
+# fresh sandbox because no zygote was ready or it failed (the test suite reports both).
+totals = {"children": 0, "fallbacks": 0}
+
+
 class ZygoteBroken(RuntimeError):
     """The zygote is dead or misbehaved: the job goes to a fresh sandbox, the zygote is replaced."""
 
@@ -190,6 +195,7 @@ class Zygote:
                 raise ZygoteBroken(f"cannot reach the zygote ({exc})") from exc
             self.jobs += 1
             self.active += 1
+            totals["children"] += 1
 
     def job_done(self) -> None:
         with self._lock:
@@ -455,6 +461,7 @@ class ZygoteManager:
                         self.current = None
                 zygote.retire() if zygote.alive() else zygote.close()
             self.fallbacks += 1
+            totals["fallbacks"] += 1
             self._start_soon()
             return None
         box: ZygoteSandbox | None = None
@@ -473,6 +480,7 @@ class ZygoteManager:
                     self.current = None
             zygote.close()
             self.fallbacks += 1
+            totals["fallbacks"] += 1
             self._start_soon()
             return None
 

@@ -46,6 +46,17 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
 
 
+def pytest_terminal_summary(terminalreporter):
+    from grader.core import zygote
+
+    if zygote.enabled_in_env():
+        terminalreporter.write_line(
+            f"grading zygote: {zygote.totals['children']} jobs ran in its children, "
+            f"{zygote.totals['fallbacks']} fell back to a fresh sandbox (zygote not ready, failed or "
+            "due; jobs with a layer switched off and fresh_sandbox tests are not counted)"
+        )
+
+
 @pytest.fixture(scope="session", autouse=True)
 def grading_zygote():
     """GRADER_ZYGOTE=1 runs the whole suite with the grading zygote on (grader/core/zygote.py):
