@@ -183,7 +183,43 @@ def test_the_shipped_course_asks_the_steps_of_scaled_dot_product_attention():
     assert kind.grade(spec, {"order": ["scores", "mask", "scale", "softmax", "blend"]}).correct
     mask_late = kind.grade(spec, {"order": ["scores", "scale", "softmax", "mask-weights", "blend"]})
     assert mask_late.misconceptions == ["mask-after-softmax"] and not mask_late.correct
+    softmax_first = kind.grade(spec, {"order": ["scores", "scale", "softmax", "mask", "blend"]})
+    assert softmax_first.misconceptions == ["mask-after-softmax"]
+    assert kind.withheld_feedback(spec, {}, softmax_first.feedback)[0]["hint_html"]
     assert spec["orders"] == 2 and len(spec["distractors"]) >= 2
+
+
+WRONG_ORDER = """
+[[questions.wrong_orders]]
+step = "softmax"
+before = "mask"
+misconception = "mask-after-softmax"
+hint = "Maske skorlara uygulanır, ağırlıklara değil."
+"""
+
+
+def test_a_known_wrong_order_names_its_misconception_and_gives_its_hint(tmp_path, alice, client):
+    from courses.importer import import_course
+
+    import_course(write_course(tmp_path, QUESTION.format(extra=WRONG_ORDER)))
+    question = Question.objects.get(slug="adimlar")
+    # Scaling is late too, but the known wrong order is the one named (it has a hint).
+    result = grade(question, ["scores", "softmax", "scale", "mask", "blend"])
+    assert result.feedback[1] == {
+        "step": "softmax",
+        "place": 2,
+        "correct": False,
+        "problem": "before",
+        "needs": "mask",
+    }
+    assert result.misconceptions == ["mask-after-softmax"]
+    assert grade(question, ["scores", "mask", "softmax", "scale", "blend"]).misconceptions == []
+    question.course.enroll(alice)
+    client.force_login(alice)
+    post(client, question, in_order("scores", "softmax", "scale", "mask", "blend"))
+    text = lesson_text(client)
+    assert "«Softmax» adımı «Maske» adımından önce geliyor; oysa onun sonucunu kullanır." in text
+    assert "İpucu: Maske skorlara uygulanır, ağırlıklara değil." in text
 
 
 # -- the page a student sees ----------------------------------------------------------------
@@ -315,6 +351,10 @@ def replace(old: str, new: str) -> str:
         (replace('scale = ["scores"]', 'scores = ["blend"]\nscale = ["scores"]'), "cycle"),
         (replace('id = "mask"', 'id = "scale"'), "duplicate step id 'scale'"),
         (
+            QUESTION.format(extra=WRONG_ORDER.replace('before = "mask"', 'before = "blend"')),
+            "'softmax' does not come after 'blend'",
+        ),
+        (
             replace('blend = ["softmax"]', 'blend = "softmax"'),
             "after.blend (the steps 'blend' comes after) must be a list",
         ),
@@ -335,6 +375,7 @@ def replace(old: str, new: str) -> str:
         "distractor",
         "cycle",
         "duplicate",
+        "wrong-order",
         "not-a-list",
         "empty",
         "bad-id",

@@ -61,7 +61,7 @@ def _say(template: str, **parts: str) -> str:
 class Ordering(QuestionKind):
     name = "ordering"
     label = _("ordering")
-    keys = {"steps", "distractors", "after"}
+    keys = {"steps", "distractors", "after", "wrong_orders"}
     required = {"steps", "after"}
 
     # -- authoring -------------------------------------------------------------------------
@@ -88,9 +88,39 @@ class Ordering(QuestionKind):
             "steps": steps,
             "distractors": distractors,
             "after": after,
+            "wrong_orders": self._wrong_orders(data, after, render),
             "solution": solution,
             "orders": _count_orders([s["id"] for s in steps], after),
         }
+
+    def _wrong_orders(self, data: dict, after: dict[str, list[str]], render) -> list[dict]:
+        """Known wrong orders: a step placed before one it comes after, with a misconception
+        tag and a hint for the student who does it."""
+        wrong = []
+        entries = expect(data.get("wrong_orders", []), list, ("wrong_orders",), "wrong_orders")
+        for index, entry in enumerate(entries):
+            keys = ("wrong_orders", index)
+            expect(entry, dict, keys, "each wrong order")
+            check_table_keys(entry, {"step", "before", "misconception", "hint"}, keys, "wrong order")
+            step = expect(entry.get("step", ""), str, keys + ("step",), "step")
+            before = expect(entry.get("before", ""), str, keys + ("before",), "before")
+            if before not in after.get(step, []):
+                raise SpecProblem(
+                    keys,
+                    f"a wrong order names a step and one it comes after in after "
+                    f"({step!r} does not come after {before!r})",
+                )
+            wrong.append(
+                {
+                    "step": step,
+                    "before": before,
+                    "misconception": expect(
+                        entry.get("misconception", ""), str, keys + ("misconception",), "misconception"
+                    ),
+                    "hint_html": optional_text(entry, "hint", keys, render),
+                }
+            )
+        return wrong
 
     def _items(self, data: dict, key: str, render: Callable[[str, tuple], str]) -> list[dict]:
         allowed = {"id", "text", "explanation"} | ({"misconception"} if key == "distractors" else set())
@@ -227,9 +257,14 @@ class Ordering(QuestionKind):
                     misconceptions.append(distractors[step_id]["misconception"])
             else:
                 late = [need for need in spec["after"].get(step_id, []) if place.get(need, -1) > index]
+                known = [
+                    w for w in spec.get("wrong_orders", []) if w["step"] == step_id and w["before"] in late
+                ]
                 if late:
-                    # The one placed last is the one furthest out of place.
-                    entry.update(correct=False, problem="before", needs=max(late, key=place.__getitem__))
+                    # A known wrong order first (it has a hint), else the step furthest out of place.
+                    needs = known[0]["before"] if known else max(late, key=place.__getitem__)
+                    entry.update(correct=False, problem="before", needs=needs)
+                    misconceptions += [w["misconception"] for w in known if w["misconception"]]
                 else:
                     entry["correct"] = True
             feedback.append(entry)
@@ -264,6 +299,18 @@ class Ordering(QuestionKind):
             needs=_inline(items[entry["needs"]]["html"]),
         )
 
+    def _hint(self, spec, entry: dict) -> str:
+        """The author's hint for a known wrong order, when this problem is one (HTML)."""
+        return next(
+            (
+                w["hint_html"]
+                for w in spec.get("wrong_orders", [])
+                if entry.get("problem") == "before"
+                and (w["step"], w["before"]) == (entry["step"], entry["needs"])
+            ),
+            "",
+        )
+
     def withheld_feedback(self, spec, answer, grade_feedback):
         # Marks per step would give the order away: until the last attempt or the answer is
         # shown, only the first problem reading from the top (with a distractor's explanation),
@@ -278,7 +325,7 @@ class Ordering(QuestionKind):
                 "correct": False,
                 "label_html": self._problem(spec, first),
                 "html": items[first["step"]]["explanation_html"] if first["problem"] == "distractor" else "",
-                "hint_html": "",
+                "hint_html": self._hint(spec, first),
             }
         ]
         if len(wrong) > 1:
@@ -312,7 +359,7 @@ class Ordering(QuestionKind):
                     "correct": False,
                     "label_html": place + self._problem(spec, entry),
                     "html": step["explanation_html"] if entry["problem"] == "distractor" else "",
-                    "hint_html": "",
+                    "hint_html": self._hint(spec, entry),
                 }
             )
         return shown
@@ -344,12 +391,12 @@ class Ordering(QuestionKind):
         return shown
 
     def misconception_hints(self, spec):
-        # A distractor's explanation is what its misconception's student should read.
-        return {
-            d["misconception"]: d["explanation_html"]
-            for d in spec["distractors"]
-            if d["misconception"] and d["explanation_html"]
-        }
+        # A wrong order's hint, and a distractor's explanation: what its student should read.
+        hints = super().misconception_hints(spec)
+        for distractor in spec["distractors"]:
+            if distractor["misconception"] and distractor["explanation_html"]:
+                hints.setdefault(distractor["misconception"], distractor["explanation_html"])
+        return hints
 
     # -- statistics ------------------------------------------------------------------------
     stats_template = "instructors/kinds/ordering.html"
