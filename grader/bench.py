@@ -215,9 +215,15 @@ def zygote_saturated(folder: str | None, workers: int, n: int) -> tuple[list[flo
     return latencies, rate
 
 
-def zygote_report(
-    args: argparse.Namespace, solution: str, spec, cases, ref, floor_p50: float, floor_throughput: float
-) -> None:
+def bare_rate(workers: int, n: int) -> float:
+    """Bare ``python -c "import numpy"`` processes per second with ``workers`` at once."""
+    t = time.perf_counter()
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(lambda _: floor_once(), range(n)))
+    return n / (time.perf_counter() - t)
+
+
+def zygote_report(args: argparse.Namespace, floor_p50: float, floor_cpu: float) -> None:
     """The zygote's figures (issue 18) against the floor measured in this run."""
     n = max(args.runs, 8 * args.workers)
     exercises: list[tuple[str, str | None]] = [(folder.name, str(folder)) for folder in args.also]
@@ -233,11 +239,22 @@ def zygote_report(
                 x_spec, x_solution, x_cases = load_exercise(Path(folder) if folder else None)
             x_ref = run_reference(x_solution, x_spec, x_cases)
             low = []
+            host0 = time.process_time()
+            zygote_group = manager.current.cgroup if manager.current else None
+            zygote0 = zygote_group.cpu_seconds() if zygote_group else None
+            child0 = zygote.totals["child_cpu"]
             for _ in range(args.runs):
                 t = time.perf_counter()
                 result = grade(x_solution, x_spec, x_cases, x_ref)
                 low.append(time.perf_counter() - t)
                 assert result.verdict == Verdict.PASSED, result.to_dict()
+            host_cpu = (time.process_time() - host0) / args.runs
+            run_cpu = zygote.totals["child_cpu"] - child0
+            zygote1 = zygote_group.cpu_seconds() if zygote_group else None
+            zygote_cpu = (
+                (zygote1 - zygote0) / args.runs if zygote0 is not None and zygote1 is not None else 0.0
+            )
+            cpu = host_cpu + run_cpu / args.runs + zygote_cpu
             target = 0.2 if folder == "blank" else 0.25
             lo = statistics.median(low)
             # The same with a pool of one pre-forked child (DIKKAT_GRADER_POOL=1 with the zygote on):
@@ -259,20 +276,24 @@ def zygote_report(
                 f"p95 {pct(low, 95) * 1000:6.1f} ms -> {lo / floor_p50:.2f} x floor; with a pre-forked child "
                 f"p50 {po * 1000:6.1f} ms -> {po / floor_p50:.2f} x floor (target <= {target})"
             )
+            print(
+                f"         CPU per grade {cpu * 1000:5.1f} ms (host {host_cpu * 1000:.1f}, the job's cgroup "
+                f"{run_cpu / args.runs * 1000:.1f}, the zygote {zygote_cpu * 1000:.1f}) -> floor CPU / that = "
+                f"{floor_cpu / cpu:.2f} (the throughput ratio when CPU bound)"
+            )
             zygote.disable_zygote()  # the workers below have their own
+            # Bare NumPy processes on the same cores just before and just after (the mean): the
+            # machine's load changes by the minute.
+            before = bare_rate(args.workers, n)
             saturated, rate = zygote_saturated(folder, args.workers, n)
-            # Bare NumPy processes on the same cores right after: the ratio is of one moment.
-            t = time.perf_counter()
-            with ThreadPoolExecutor(args.workers) as pool:
-                list(pool.map(lambda _: floor_once(), range(n)))
-            floor_throughput = n / (time.perf_counter() - t)
+            floor_throughput = (before + bare_rate(args.workers, n)) / 2
             manager = zygote.enable_zygote()
             assert manager.wait_ready(60)
             sat = statistics.median(saturated)
             print(
                 f"zygote ({name}), {args.workers} worker processes back to back: p50 {sat * 1000:6.1f} ms "
                 f"-> {sat / floor_p50:.2f} x floor; {rate:.1f} grades/s -> {rate / floor_throughput:.2f} x "
-                f"bare NumPy processes ({floor_throughput:.1f}/s just after; target >= 3)"
+                f"bare NumPy processes ({floor_throughput:.1f}/s around it; target >= 3)"
             )
         print(
             f"zygote: {manager.fallbacks} jobs fell back to a fresh sandbox in this process; "
@@ -412,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"(target <= 0.3)"
             )
     if args.zygote:
-        zygote_report(args, solution, spec, cases, ref, floor_p50, floor_throughput)
+        zygote_report(args, floor_p50, floor_cpu)
     if str(args.teaching) != "none" and (args.teaching / "exercise.toml").is_file():
         with_p50, without_p50, n_with, n_without = teaching_cost(args.teaching, args.runs)
         share = with_p50 / without_p50 - 1

@@ -599,6 +599,12 @@ def zygote_main(sock_fd: int, site: str, filter_fd: int) -> None:
     sysc.prctl(PR_SET_DUMPABLE, 0)  # no sibling may read or trace us, even by uid
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps our children
     sock = socket.socket(fileno=sock_fd)
+    import gc
+
+    # Everything allocated so far is left alone by the collector in every child (it would
+    # otherwise write to, and so copy, the pages of the zygote's objects it walks).
+    gc.collect()
+    gc.freeze()
     sock.send(b"R")
     while True:
         try:
