@@ -84,6 +84,14 @@ def _recv_exactly(sock: socket.socket, timeout: float) -> tuple[bytes, list[int]
     return msg, list(fds), pid
 
 
+def _parent_of(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
 class Zygote:
     """One zygote process (bwrap + runner.py --zygote), with its own uid, cgroup and run lock."""
 
@@ -166,9 +174,11 @@ class Zygote:
             raise ZygoteBroken("the zygote did not get ready")
         # bwrap, its pid 1 and the zygote itself (the test suite's host guard spares them).
         self.pids = {self.proc.pid, child}
-        with contextlib.suppress(OSError, ValueError):
+        try:
             self.zygote_pid = int(Path(f"/proc/{child}/task/{child}/children").read_text().split()[0])
-            self.pids.add(self.zygote_pid)
+        except (OSError, ValueError, IndexError) as exc:
+            raise ZygoteBroken(f"cannot find the zygote's process ({exc})") from exc
+        self.pids.add(self.zygote_pid)
 
     def _drain_log(self) -> None:
         """The zygote's own output (a child's traceback before its job's pipes took over): logged."""
@@ -298,6 +308,10 @@ class ZygoteSandbox(sb.Sandbox):
         self.out_fd = fds[0]
         self.child_pid = pid
         self.pidfd = os.pidfd_open(pid)
+        # The kernel vouches for the pid (a process may only name itself, or with privilege one
+        # it sees in its own PID namespace); the zygote must be its parent, or it is no child of ours.
+        if _parent_of(pid) != self.zygote.zygote_pid:
+            raise ZygoteBroken(f"pid {pid} reported by the zygote's child is not the zygote's child")
         if self.cgroups is not None:
             self.cgroups.add(pid)
         host.send(b"g")

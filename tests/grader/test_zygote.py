@@ -411,3 +411,21 @@ def test_limits_hold_in_a_child(strict, zyg):
     assert served(zyg, strict, spin).verdict == Verdict.TIMEOUT
     hog = body(strict, "def attention(Q, K, V, mask=None):\n    x = bytearray(1 << 30)\n    return x\n")
     assert served(zyg, strict, hog).verdict != Verdict.PASSED
+
+
+def test_a_zygote_is_recycled_after_its_time(strict, host):
+    manager = zygote.enable_zygote(max_age=1.0)
+    try:
+        assert manager.wait_ready(60)
+        first = manager.current
+        assert served(manager, strict, strict.solution).verdict == Verdict.PASSED
+        time.sleep(1.1)
+        assert first.due()
+        assert strict.grade(strict.solution).verdict == Verdict.PASSED  # a fresh sandbox; it retires
+        deadline = time.monotonic() + 60
+        while (manager.current is first or manager.current is None) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert manager.current is not first and first.proc.poll() is not None
+    finally:
+        zygote.disable_zygote()
+    host.check()
