@@ -586,13 +586,20 @@ def zygote_main(sock_fd: int, site: str, filter_fd: int) -> None:
     sys.path.append(site)
     import ctypes  # noqa: F401  (once, for every child: what the children use)
     import fcntl  # noqa: F401
+    import io
     import random  # noqa: F401
+    import resource  # noqa: F401
     import select  # noqa: F401
     import stat  # noqa: F401
 
     import numpy
 
     numpy.random.seed()  # the first seeding imports what it needs (~10 ms): once here, not per child
+    # What a job's first case loads lazily (NumPy's .npy reader and writer), once here too.
+    buf = io.BytesIO()
+    numpy.lib.format.write_array(buf, numpy.zeros(2), allow_pickle=False)
+    buf.seek(0)
+    numpy.load(buf, allow_pickle=False)
     with open(filter_fd, "rb") as f:
         full_filter = f.read()  # bwrap's filter for the zygote lacks mount/unshare: the runner adds it
     sysc = Sys()
