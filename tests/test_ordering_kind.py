@@ -4,6 +4,7 @@ at their line, tampered forms store nothing, and the instructor sees the orders 
 
 import re
 import tomllib
+from datetime import UTC, datetime
 from html import unescape
 from itertools import permutations
 from pathlib import Path
@@ -519,3 +520,48 @@ def test_with_variants_each_student_orders_their_own_steps(tmp_path, make_user, 
         True,
         question.variant_index(second),
     )
+
+
+# -- in a graded assessment -----------------------------------------------------------------------
+
+HOMEWORK = """slug = "odev"
+title = "Ödev"
+kind = "homework"
+opens = 2026-12-01T09:00:00+03:00
+due = 2026-12-08T23:59:00+03:00
+feedback = "immediate"
+max_attempts = 2
+items = [{ item = "adimlar", points = 5 }]
+"""
+
+
+def test_in_a_homework_it_is_answered_and_scored_like_on_the_lesson_page(tmp_path, alice, client):
+    import time_machine
+
+    from assessments.models import Assessment
+    from assessments.scoring import student_scores
+    from courses.importer import import_course
+
+    folder = write_course(tmp_path, QUESTION.format(extra=""))
+    (folder / "assessments").mkdir()
+    (folder / "assessments" / "odev.toml").write_text(HOMEWORK, encoding="utf-8")
+    import_course(folder)
+    course = Course.objects.get(slug="yazili")
+    course.enroll(alice)
+    client.force_login(alice)
+    question = Question.objects.get(slug="adimlar")
+    page_url = reverse("assessment", args=["yazili", "odev"])
+    answer_url = reverse("assessment_answer", args=["yazili", "odev", "adimlar"])
+    with time_machine.travel(datetime(2026, 12, 2, 12, 0, tzinfo=UTC), tick=False):
+        page = client.get(page_url).text
+        assert len(re.findall(r'<select name="step-s[0-9a-f]{10}"', page)) == 6
+        wrong = form_fields(question, in_order("scores", "scale", "softmax", "mask", "blend"))
+        client.post(answer_url, wrong)
+        text = text_of(client.get(page_url).text)
+        assert "«Softmax» adımı «Maske» adımından önce geliyor" in text
+        assert "1. Skorlar" not in text  # per-step marks wait while an attempt is left
+        assert client.post(answer_url, {**wrong, "step-s0123456789": "1"}).status_code == 400
+        client.post(answer_url, form_fields(question, in_order(*RIGHT)))
+    [row] = student_scores(Assessment.objects.get(slug="odev"), [alice])
+    assert row.total == 5
+    assert Attempt.objects.count() == 2
