@@ -39,6 +39,7 @@ import struct
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from . import sandbox as sb
@@ -53,6 +54,9 @@ CHILD_REPORT_TIMEOUT = 5.0  # seconds for a child to build its sandbox and repor
 CHILD_READY_TIMEOUT = 5.0  # then for its runner to say "R" (NumPy is already imported)
 COPY_TIMEOUT = 10.0  # seconds for a child to copy one phase's inputs into its /job
 INNER_CTL_FD, INNER_STATUS_FD = 3, 4  # the runner's pipes inside a child (runner.zygote_runner)
+# A zygote's successor is started when it is this far towards its recycling (jobs or age), so
+# that jobs rarely find no zygote ready.
+NEARLY_DUE = 0.9
 
 
 # Since this process started: jobs handed to a zygote's child, and jobs that fell back to a
@@ -108,6 +112,7 @@ class Zygote:
         self.uid_lease: sb.UidLease | None = None
         self.pids: set[int] = set()
         self.zygote_pid = 0  # the zygote itself, as the host sees it
+        self.on_nearly_due: Callable[[], None] | None = None
         self.run_lock = sb.RunLock()
         self.name = self.run_lock.name
         self.sock: socket.socket | None = None
@@ -190,9 +195,11 @@ class Zygote:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None and not self.broken
 
-    def due(self) -> bool:
-        """Should it take no more jobs (recycled after max_jobs jobs or max_age seconds)?"""
-        return self.jobs >= self.max_jobs or time.monotonic() - self.started_at > self.max_age
+    def due(self, share: float = 1.0) -> bool:
+        """Should it take no more jobs (recycled after max_jobs jobs or max_age seconds)?
+        ``share`` < 1: is it that far towards that (its successor is started ahead)."""
+        age = time.monotonic() - self.started_at
+        return self.jobs >= self.max_jobs * share or age > self.max_age * share
 
     def fork_child(self, params: dict[str, object], fds: list[int]) -> None:
         """Ask the zygote for one child with these fds (socket, ctl, status, log, in/)."""
@@ -207,6 +214,8 @@ class Zygote:
             self.jobs += 1
             self.active += 1
             totals["children"] += 1
+            if self.on_nearly_due is not None and self.due(NEARLY_DUE):
+                self.on_nearly_due()
 
     def job_done(self) -> None:
         with self._lock:
@@ -433,7 +442,7 @@ class ZygoteManager:
     def _loop(self) -> None:
         while not self._closed:
             current = self.current
-            if current is None or not current.alive() or current.due():
+            if current is None or not current.alive() or current.due(NEARLY_DUE):
                 self._start()
             self._wake.wait(1.0)
             self._wake.clear()
@@ -441,6 +450,7 @@ class ZygoteManager:
     def _start(self) -> None:
         try:
             zygote = Zygote(self.limits, self.max_jobs, self.max_age)
+            zygote.on_nearly_due = self._start_soon
         except Exception:
             log.exception("could not start a grading zygote; grading uses fresh sandboxes")
             self._wake.wait(5.0)  # not in a tight loop

@@ -388,10 +388,10 @@ def test_a_zygote_is_recycled_after_its_jobs(strict, host):
         for _ in range(2):
             assert served(manager, strict, strict.solution).verdict == Verdict.PASSED
         assert first.due()
-        strict.grade(strict.solution)  # due: a fresh sandbox, the zygote retires
+        # Its successor was started ahead (at 90 %): the next job needs no fresh sandbox.
         assert manager.wait_ready(60) and manager.current is not first
-        assert first.proc.poll() is not None, "a retired zygote with no job still runs"
         assert served(manager, strict, strict.solution).verdict == Verdict.PASSED
+        first.proc.wait(10)  # retired with no job running: it ends
     finally:
         zygote.disable_zygote()
     host.check()
