@@ -565,3 +565,20 @@ def test_in_a_homework_it_is_answered_and_scored_like_on_the_lesson_page(tmp_pat
     [row] = student_scores(Assessment.objects.get(slug="odev"), [alice])
     assert row.total == 5
     assert Attempt.objects.count() == 2
+
+
+def test_a_step_with_a_formula_shows_it_as_math_and_names_its_select_in_words(tmp_path, alice, client):
+    from courses.importer import import_course
+
+    questions = QUESTION.format(extra="").replace(
+        'text = "Ölçekleme"', 'text = "Skorları $\\\\sqrt{d_k}$\'ya bölün"'
+    )
+    import_course(write_course(tmp_path, questions))
+    Course.objects.get(slug="yazili").enroll(alice)
+    client.force_login(alice)
+    html = client.get(reverse("lesson", args=["yazili", "ders"])).text
+    steps = html.split('<li class="ordering-step"')[1:]
+    step = next(chunk[: chunk.index("</li>")] for chunk in steps if "<msqrt>" in chunk)
+    assert "<math" in step
+    assert 'aria-label="Sıra: «Skorları √(d_k)&#x27;ya bölün»"' in step
+    assert "$" not in text_of(html) and "&#" not in text_of(html)
