@@ -33,9 +33,6 @@
     steps.forEach(function (s) { if (select(s).value === "0") unused.appendChild(s); });
 
     fieldset.classList.add("ordering-live");
-    fieldset.querySelector("[data-unused-title]").hidden = false;
-    unused.hidden = false;
-    if (help) help.hidden = false;
     steps.forEach(function (step) {
       var number = document.createElement("span");
       number.className = "ordering-number";

@@ -237,3 +237,29 @@ def test_a_drag_to_the_top_edge_scrolls_a_list_longer_than_the_screen(phone):
     touch("touchEnd", None)
     assert phone.evaluate("window.scrollY") < 300
     assert used_order(question)[0] == text
+
+
+@pytest.mark.console_allows(r"Failed to load resource")
+def test_the_script_starting_moves_nothing_on_the_page(page, course, logged_in):
+    # The page as it is painted before the script has run (here: never runs), then with it.
+    logged_in(course)
+
+    def layout():
+        question = page.locator("#q-adimlar")
+        return [
+            round(box["y"] + box["height"])
+            for box in (
+                question.locator("fieldset").bounding_box(),
+                question.get_by_role("button", name="Cevabımı kontrol et").bounding_box(),
+            )
+        ]
+
+    page.route("**/js/ordering.js", lambda route: route.abort())
+    page.goto(page.base_url + LESSON)
+    before = layout()
+    expect(page.locator("#q-adimlar .ordering-live")).to_have_count(0)
+    page.unroute("**/js/ordering.js")
+    page.goto(page.base_url + LESSON)
+    expect(page.locator("#q-adimlar .ordering-live")).to_have_count(1)
+    after = layout()
+    assert all(abs(a - b) <= 2 for a, b in zip(after, before)), (before, after)  # a pixel of rounding
