@@ -40,7 +40,7 @@
       step.insertBefore(number, step.firstChild);
       step.insertBefore(step.querySelector(".ordering-grip"), number);
       step.tabIndex = 0;
-      if (help) step.setAttribute("aria-describedby", help.id); // its name is its own text
+      if (help) step.setAttribute("aria-describedby", help.id); // its keys; its name is its own text
       step.querySelectorAll("button").forEach(function (button) {
         button.setAttribute("aria-describedby", step.querySelector(".ordering-text").id);
         button.disabled = disabled;

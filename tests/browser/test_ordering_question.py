@@ -58,6 +58,7 @@ def test_reorder_by_keyboard_leave_a_step_out_and_check(page, course, logged_in)
         for _ in range(used_order(question).index(TEXTS[step_id]) - index):
             page.keyboard.press("Alt+ArrowUp")
         expect(step).to_be_focused()
+        expect(step).to_have_accessible_description("Alt+↑ veya Alt+↓ bu adımı yukarı ya da aşağı taşır.")
         assert used_order(question)[index] == TEXTS[step_id]
         if step_id == "mask":
             expect(status).to_have_text("«Maske»: 3. sıraya taşındı.")
