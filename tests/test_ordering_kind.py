@@ -581,4 +581,5 @@ def test_a_step_with_a_formula_shows_it_as_math_and_names_its_select_in_words(tm
     step = next(chunk[: chunk.index("</li>")] for chunk in steps if "<msqrt>" in chunk)
     assert "<math" in step
     assert 'aria-label="Sıra: «Skorları √(d_k)&#x27;ya bölün»"' in step
+    assert 'data-text="Skorları √(d_k)&#x27;ya bölün"' in step  # what the script says when it moves
     assert "$" not in text_of(html) and "&#" not in text_of(html)

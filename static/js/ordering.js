@@ -24,7 +24,7 @@
     var disabled = !!(form && form.querySelector("button[type=submit][disabled]"));
 
     function select(step) { return step.querySelector("[data-place]"); }
-    function text(step) { return step.querySelector(".ordering-text").textContent.trim(); }
+    function text(step) { return step.dataset.text; } // formulas written linearly: √(d_k)
 
     // The order the selects say (the last answer, or the shuffled order at first).
     var placed = steps.filter(function (s) { return select(s).value !== "0"; });
