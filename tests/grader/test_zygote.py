@@ -429,3 +429,44 @@ def test_a_zygote_is_recycled_after_its_time(strict, host):
     finally:
         zygote.disable_zygote()
     host.check()
+
+
+def test_each_child_is_in_its_own_cgroup_and_pid_namespace(strict, zyg):
+    # Host side: the child, its init and its runner are in the run's own cgroup (none of
+    # them in the zygote's), and init and runner are pids 1 and 2 of a PID namespace nested
+    # in the zygote's.
+    boxes = [zyg.take(strict.spec.limits) for _ in range(2)]
+    try:
+        members = []
+        for box in boxes:
+            assert isinstance(box, zygote.ZygoteSandbox)
+            pids = box.cgroups.members()
+            assert len(pids) == 3, pids  # child, init, runner
+            nspids = sorted(
+                next(line for line in open(f"/proc/{pid}/status") if line.startswith("NSpid:")).split()[1:]
+                for pid in pids
+            )
+            inner = sorted(ns[-1] for ns in nspids if len(ns) == 3)  # host, the zygote's, the job's
+            assert inner == ["1", "2"] and sum(len(ns) == 2 for ns in nspids) == 1, nspids  # + the child
+            members.append(set(pids))
+        assert not members[0] & members[1]
+        assert not (members[0] | members[1]) & set(zyg.current.cgroup.members())
+    finally:
+        for box in boxes:
+            box.destroy()
+
+
+def test_a_pool_hands_out_pre_forked_children_of_the_zygote(strict, zyg):
+    from grader.core import disable_pool, enable_pool
+
+    pool = enable_pool(1)
+    try:
+        assert pool.wait_ready(20)
+        assert all(isinstance(box, zygote.ZygoteSandbox) for box in pool._ready)
+        jobs = zyg.current.jobs
+        for _ in range(3):
+            pool.wait_ready(20)
+            assert strict.grade(strict.solution).verdict == Verdict.PASSED
+        assert zyg.current.jobs >= jobs + 3 and zyg.fallbacks == 0
+    finally:
+        disable_pool()
