@@ -428,8 +428,10 @@ class ZygoteManager:
         self.current: Zygote | None = None
         self.fallbacks = 0  # jobs that got a fresh sandbox because no zygote was ready
         self.restarts = 0
+        self.failed_starts = 0  # in a row
         self._lock = threading.Lock()
         self._wake = threading.Event()
+        self._closing = threading.Event()
         self._closed = False
         # bwrap runs with --die-with-parent, which follows the *thread* that started it:
         # zygotes are started by this one long-lived thread.
@@ -452,9 +454,12 @@ class ZygoteManager:
             zygote = Zygote(self.limits, self.max_jobs, self.max_age)
             zygote.on_nearly_due = self._start_soon
         except Exception:
+            self.failed_starts += 1
             log.exception("could not start a grading zygote; grading uses fresh sandboxes")
-            self._wake.wait(5.0)  # not in a tight loop
+            # Not in a tight loop, and less often the longer it keeps failing (at most every 5 min).
+            self._closing.wait(min(300.0, 5.0 * 2 ** min(self.failed_starts - 1, 6)))
             return
+        self.failed_starts = 0
         with self._lock:
             old, self.current = self.current, zygote
             closed = self._closed
@@ -517,6 +522,7 @@ class ZygoteManager:
     def close(self) -> None:
         with self._lock:
             self._closed = True
+        self._closing.set()
         self._wake.set()
         self._thread.join(timeout=sb.STARTUP_BUDGET)
         with self._lock:
