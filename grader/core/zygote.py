@@ -490,7 +490,8 @@ class ZygoteManager:
                 with self._lock:
                     if self.current is zygote:
                         self.current = None
-                zygote.retire() if zygote.alive() else zygote.close()
+                dead = zygote.proc is None or zygote.proc.poll() is not None
+                zygote.close() if dead else zygote.retire()
             self.fallbacks += 1
             totals["fallbacks"] += 1
             self._start_soon()
@@ -509,7 +510,9 @@ class ZygoteManager:
             with self._lock:
                 if self.current is zygote:
                     self.current = None
-            zygote.close()
+            # No new job goes to it; it ends at once unless other jobs still run in its children
+            # (they do not need it, but ending it would end them: its PID namespace holds them).
+            zygote.retire()
             self.fallbacks += 1
             totals["fallbacks"] += 1
             self._start_soon()

@@ -470,3 +470,24 @@ def test_a_pool_hands_out_pre_forked_children_of_the_zygote(strict, zyg):
         assert zyg.current.jobs >= jobs + 3 and zyg.fallbacks == 0
     finally:
         disable_pool()
+
+
+def test_a_job_outlives_the_recycling_of_its_zygote(attention, host):
+    # With one job per zygote, its successor starts and it is retired while the job still
+    # runs: the job ends normally, then the old zygote.
+    slow = body(
+        attention,
+        "import time\ndef attention(Q, K, V, mask=None):\n    time.sleep(0.2)\n    return _correct(Q, K, V, mask)\n",
+    )
+    manager = zygote.enable_zygote(max_jobs=1)
+    try:
+        assert manager.wait_ready(60)
+        first = manager.current
+        result = served(manager, attention, slow, only_visible=True)
+        assert result.verdict == Verdict.PASSED, dump(result)
+        assert first.retired or manager.current is not first
+        assert manager.wait_ready(60) and manager.current is not first
+        first.proc.wait(10)
+    finally:
+        zygote.disable_zygote()
+    host.check()
