@@ -196,11 +196,12 @@ def attention(Q, K, V, mask=None):
         raise AssertionError("BREACH mount")
     if libc.umount2(b"/job", 2) == 0 or libc.umount2(b"/proc", 2) == 0:
         raise AssertionError("BREACH umount")
-    try:
-        open("/job/code.py", "a").close()
-        raise AssertionError("BREACH /job is writable")
-    except OSError:
-        pass
+    for path in ("/job/code.py", "/dev/planted-for-a-sibling", "/planted", "/.z/planted", "/proc/planted"):
+        try:
+            open(path, "a").close()
+            raise AssertionError("BREACH wrote " + path)
+        except OSError:
+            pass
     return _correct(Q, K, V, mask)
 """,
     )
