@@ -27,7 +27,7 @@ from courses.models import Enrollment
 from courses.variants import index_for, item_key, variant_seed
 
 from . import bundles
-from .core import GradeResult, Message, SandboxUnavailable, check_source, grade, parse_spec
+from .core import GradeResult, Message, SandboxUnavailable, check_source, grade, parse_spec, zygote
 from .core.sandbox import max_run_seconds
 from .models import GradeChange, SolutionReveal, Submission, Verdict
 
@@ -215,6 +215,10 @@ def run_grading(submission: Submission) -> tuple[GradeResult, str]:
     directory = bundles.variant_dir(exercise_bundle(exercise), variant)
     spec, cases, ref = bundles.load(exercise.spec, directory)
     variants = bundles.load_variants(directory)
+    if getattr(settings, "GRADER_ZYGOTE", False) and zygote.manager() is None:
+        # Once per grading process; until it is ready (and whenever it fails) jobs get fresh
+        # sandboxes. Absent from the settings means off.
+        zygote.enable_zygote()
     result = grade(
         submission.code,
         spec,
