@@ -21,7 +21,7 @@ from grader.waiting import hold_until_done, waited
 
 from .hints import HintLadder, HintRefused, exercise_ladder, open_hint, opened_steps, question_ladder
 from .kinds import AnswerError, GraderFailed, NotGradable, get_kind
-from .lessonpage import CONFIRM_REVEAL_PARAMETER, hints_html, preview_note, render_lesson
+from .lessonpage import CONFIRM_REVEAL_PARAMETER, hints_html, preview_note, render_lesson, with_student_state
 from .models import AnswerPreview, Attempt, Course, Enrollment, Exercise, Lesson, LessonProgress, Question
 from .preview import preview_answer
 from .progress import course_progress, exercise_states
@@ -43,10 +43,13 @@ def _get_course(slug: str) -> Course:
     return get_object_or_404(Course.objects.active(), slug=slug)
 
 
-def _get_lesson_for_user(request: HttpRequest, course_slug: str, lesson_slug: str) -> Lesson:
+def _get_lesson_for_user(
+    request: HttpRequest, course_slug: str, lesson_slug: str, *, with_state: bool = False
+) -> Lesson:
     """The lesson with its course and ``enrolled`` (whether the user is enrolled in the course),
     in one query; 404 for unknown or retired lessons and courses. The bodies are not loaded: a
-    page from the page cache does not need them."""
+    page from the page cache does not need them. ``with_state``: with the student's state of
+    the lesson too (courses.lessonpage.with_student_state), still one query."""
     lessons = (
         Lesson.objects.active()
         .filter(course__slug=course_slug, course__retired=False)
@@ -59,6 +62,8 @@ def _get_lesson_for_user(request: HttpRequest, course_slug: str, lesson_slug: st
             )
         )
     )
+    if with_state:
+        lessons = with_student_state(lessons, request.user)
     return get_object_or_404(lessons, slug=lesson_slug)
 
 
@@ -114,7 +119,7 @@ def enroll(request: HttpRequest, course_slug: str) -> HttpResponse:
 
 @login_required
 def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
-    lesson = _get_lesson_for_user(request, course_slug, lesson_slug)
+    lesson = _get_lesson_for_user(request, course_slug, lesson_slug, with_state=True)
     enrolled = bool(getattr(lesson, "enrolled", False))
     if not enrolled and not lesson.course.is_instructor(request.user):
         messages.info(request, _("Enrol in the course to read its lessons."))
