@@ -93,6 +93,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so that it sees the cookies and headers all others set: a session begun by an LTI
+    # launch gets SameSite=None cookies and may be framed by its LMS (frame-ancestors).
+    "lti.middleware.EmbeddedInLmsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -285,11 +288,12 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND
 SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 # LTI 1.3 (lti/, docs/lti.md): a login's state and nonce live this long; a platform's clock may be
 # this far off; a platform's key set is fetched again after this long (and once at an unknown kid);
-# a rotated-out key of ours stays in our JWKS this long.
+# a rotated-out key of ours stays in our JWKS this long; a dynamic registration address is open this long.
 LTI_STATE_TTL = envint("LTI_STATE_TTL", 300)
 LTI_LEEWAY = envint("LTI_LEEWAY", 60)
 LTI_JWKS_MAX_AGE = envint("LTI_JWKS_MAX_AGE", 3600)
 LTI_KEY_OVERLAP = envint("LTI_KEY_OVERLAP", 7 * 24 * 3600)
+LTI_INVITE_TTL = envint("LTI_INVITE_TTL", 7 * 24 * 3600)  # a dynamic registration address stays open
 COURSE_CONTENT_DIR = BASE_DIR / "courses" / "content"
 # Hidden grading data (cases, reference outputs): never under static or media.
 GRADER_DATA_DIR = Path(os.environ.get("GRADER_DATA_DIR", VAR_DIR / "grader"))

@@ -1,8 +1,17 @@
 from django.contrib import admin
 from django.utils.translation import gettext_lazy as _
 
-from .endpoints import tool_endpoints
-from .models import Deployment, LtiContext, LtiUser, Platform, ResourceLink, ToolKey
+from .endpoints import absolute, tool_endpoints
+from .models import (
+    Deployment,
+    LtiContext,
+    LtiUser,
+    Membership,
+    Platform,
+    RegistrationInvite,
+    ResourceLink,
+    ToolKey,
+)
 
 
 class DeploymentInline(admin.TabularInline):
@@ -19,7 +28,7 @@ class PlatformAdmin(admin.ModelAdmin):
     readonly_fields = ["tool_endpoints", "jwks_fetched_at", "created_at"]
     fieldsets = [
         (None, {"fields": ["name", "issuer", "client_id", "course", "active"]}),
-        (_("The platform's endpoints"), {"fields": ["auth_url", "token_url", "jwks_url"]}),
+        (_("The platform's endpoints"), {"fields": ["auth_url", "token_url", "jwks_url", "frame_origins"]}),
         (_("Give these to the platform"), {"fields": ["tool_endpoints", "jwks_fetched_at", "created_at"]}),
     ]
 
@@ -37,8 +46,16 @@ class LtiUserAdmin(admin.ModelAdmin):
 
 @admin.register(LtiContext)
 class LtiContextAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "platform", "course", "linked_by", "linked_at"]
+    list_display = ["__str__", "platform", "course", "linked_by", "linked_at", "roster_synced_at"]
     raw_id_fields = ["linked_by"]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "context", "user", "role", "dropped_at", "seen_at"]
+    list_filter = ["role", ("dropped_at", admin.EmptyFieldListFilter)]
+    search_fields = ["sub", "name", "email"]
+    raw_id_fields = ["user"]
 
 
 @admin.register(ResourceLink)
@@ -50,3 +67,14 @@ class ResourceLinkAdmin(admin.ModelAdmin):
 class ToolKeyAdmin(admin.ModelAdmin):
     list_display = ["kid", "created_at", "retired_at"]
     readonly_fields = ["kid", "public_jwk", "created_at"]
+
+
+@admin.register(RegistrationInvite)
+class RegistrationInviteAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "course", "created_at", "expires_at", "platform"]
+    readonly_fields = ["registration_url", "platform", "created_at"]
+    fields = ["registration_url", "course", "expires_at", "platform", "created_at"]
+
+    @admin.display(description=_("address to give the LMS"))
+    def registration_url(self, obj: RegistrationInvite) -> str:
+        return absolute("register", obj.token) if obj.pk else "—"

@@ -4,8 +4,8 @@ from django.conf import settings
 from django.urls import reverse
 
 
-def absolute(name: str) -> str:
-    return settings.SITE_URL + reverse(f"lti:{name}")
+def absolute(name: str, *args: str) -> str:
+    return settings.SITE_URL + reverse(f"lti:{name}", args=args)
 
 
 def tool_endpoints() -> dict[str, str]:

@@ -7,11 +7,8 @@ then its claims (iss, aud, azp, exp/iat with LTI_LEEWAY, our nonce, a known depl
 person, and nothing is stored but the consumed state.
 """
 
-import json
 import logging
 import secrets
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -23,6 +20,7 @@ from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
+from .http import PlatformUnreachable, get_json
 from .models import LoginState, Platform
 
 logger = logging.getLogger(__name__)
@@ -32,7 +30,6 @@ DEEP_LINKING_CLAIM = "https://purl.imsglobal.org/spec/lti-dl/claim/"
 RESOURCE_LINK_REQUEST = "LtiResourceLinkRequest"
 DEEP_LINKING_REQUEST = "LtiDeepLinkingRequest"
 MESSAGE_TYPES = {RESOURCE_LINK_REQUEST, DEEP_LINKING_REQUEST}
-JWKS_MAX_BYTES = 1_000_000
 
 # What the person who launched reads, by kind of refusal (the log has the precise reason).
 STALE = _(
@@ -100,14 +97,10 @@ def consume_state(state: str) -> LoginState:
 
 
 def _fetch_jwks(platform: Platform) -> dict:
-    request = urllib.request.Request(platform.jwks_url, headers={"Accept": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=5) as response:
-            data = json.loads(response.read(JWKS_MAX_BYTES))
-    except (urllib.error.URLError, TimeoutError, OSError, ValueError) as error:
-        raise LaunchRefused(
-            f"the platform's key set could not be fetched from {platform.jwks_url}: {error}"
-        ) from error
+        data = get_json(platform.jwks_url)
+    except PlatformUnreachable as error:
+        raise LaunchRefused(f"the platform's key set could not be fetched: {error}") from error
     if not isinstance(data, dict) or not isinstance(data.get("keys"), list):
         raise LaunchRefused(f"the platform's key set at {platform.jwks_url} has no 'keys' list")
     platform.jwks, platform.jwks_fetched_at = data, timezone.now()

@@ -22,9 +22,10 @@ from django.utils.translation import gettext_lazy as _
 from courses.models import Course, Enrollment
 
 from .launch import Launch, LaunchRefused
-from .models import LtiContext, LtiUser, Platform, ResourceLink
+from .models import LtiContext, LtiUser, Membership, Platform, ResourceLink
 
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
+NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 INSTRUCTOR_ROLES = {
     MEMBERSHIP + "Instructor",
     MEMBERSHIP + "Administrator",
@@ -46,6 +47,7 @@ NOT_LINKED_YET = _(
     "This LMS course is not linked to a Dikkat course yet. Once your instructor has opened the link "
     "from the LMS and chosen the course, you can enter too."
 )
+NOT_INSTRUCTOR = _("Only an instructor of the LMS course can choose what a new Dikkat link opens.")
 NO_ROLE = _("Your LMS did not say whether you take or teach this course. Please tell your instructor.")
 
 
@@ -151,6 +153,18 @@ def land(launch: Launch) -> Landing:
             platform=launch.platform,
             context_id=str(context_claim["id"]),
             defaults={"title": str(context_claim.get("title", ""))[:255]},
+        )
+        nrps = launch.claims.get(NRPS_CLAIM)
+        url = nrps.get("context_memberships_url") if isinstance(nrps, dict) else None
+        if (
+            isinstance(url, str)
+            and url.startswith(("https://", "http://"))
+            and url != context.memberships_url
+        ):
+            LtiContext.objects.filter(pk=context.pk).update(memberships_url=url[:1000])
+            context.memberships_url = url[:1000]
+        Membership.objects.filter(context=context, sub=launch.claims["sub"], user__isnull=True).update(
+            user=user
         )
         course = context.course
         if course is not None:

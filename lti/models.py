@@ -10,6 +10,7 @@ import base64
 import hashlib
 import secrets
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -48,6 +49,14 @@ class Platform(models.Model):
         ),
     )
     active = models.BooleanField(_("active"), default=True)
+    frame_origins = models.TextField(
+        _("LMS page addresses"),
+        blank=True,
+        help_text=_(
+            "The origins (https://lms.example.edu) of the LMS pages that show Dikkat in a frame, one a "
+            "line. Empty: the origins of the issuer and of the authorisation URL."
+        ),
+    )
     # The platform's public keys as last fetched from jwks_url (refetched once for an unknown kid).
     jwks = models.JSONField(_("platform keys"), default=dict, blank=True, editable=False)
     jwks_fetched_at = models.DateTimeField(_("keys fetched"), null=True, blank=True, editable=False)
@@ -63,6 +72,20 @@ class Platform(models.Model):
 
     def __str__(self) -> str:
         return self.name or f"{self.issuer} ({self.client_id})"
+
+    def frame_ancestors(self) -> list[str]:
+        """The origins that may show a launched session's pages in a frame (CSP frame-ancestors)."""
+        if self.frame_origins.strip():
+            candidates = self.frame_origins.split()
+        else:
+            candidates = [self.issuer, self.auth_url]
+        origins = []
+        for url in candidates:
+            parts = urlsplit(url.strip())
+            origin = f"{parts.scheme}://{parts.netloc}"
+            if parts.scheme in ("http", "https") and parts.netloc and origin not in origins:
+                origins.append(origin)
+        return origins
 
     def deployment_ids(self) -> list[str]:
         return list(self.deployments.values_list("deployment_id", flat=True))
@@ -156,6 +179,69 @@ class ToolKey(models.Model):
         return {"keys": [key.public_jwk for key in cls.objects.published()]}
 
 
+def _invite_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class RegistrationInvite(models.Model):
+    """A one-time address for LTI Dynamic Registration: the administrator gives it to the LMS
+    (Moodle's "Register tool", Canvas's "LTI Registration"), which opens it to register itself.
+    Anyone with the address can register one platform until it is used or expires."""
+
+    token = models.CharField(
+        _("address key"), max_length=64, unique=True, default=_invite_token, editable=False
+    )
+    course = models.ForeignKey(
+        Course,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("course"),
+        help_text=_("The Dikkat course the registered platform's instructors may link to."),
+    )
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+    expires_at = models.DateTimeField(_("expires"))
+    platform = models.ForeignKey(
+        Platform,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("registered platform"),
+        editable=False,
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = _("registration address")
+        verbose_name_plural = _("registration addresses")
+
+    def __str__(self) -> str:
+        state = str(self.platform) if self.platform else f"until {self.expires_at:%Y-%m-%d %H:%M}"
+        return f"{self.token[:8]}… ({state})"
+
+    def save(self, *args, **kwargs) -> None:
+        if self.expires_at is None:
+            self.expires_at = timezone.now() + timedelta(seconds=settings.LTI_INVITE_TTL)
+        super().save(*args, **kwargs)
+
+    @classmethod
+    def claim(cls, token: str) -> "RegistrationInvite | None":
+        """The invite of `token` if it is still open, taken (it cannot be used twice) until
+        `registered` or `release`."""
+        now = timezone.now()
+        invites = cls.objects.filter(token=token, platform__isnull=True, expires_at__gt=now)
+        invite = invites.first()
+        if invite is None or not invites.filter(pk=invite.pk).update(expires_at=now):
+            return None
+        return invite  # its expires_at as it was, for `release`
+
+    def release(self, expires_at) -> None:
+        """Give the invite back after a failed registration (the LMS may try again)."""
+        RegistrationInvite.objects.filter(pk=self.pk, platform__isnull=True).update(expires_at=expires_at)
+
+
 class LoginState(models.Model):
     """An OIDC login in flight: the state and nonce Dikkat sent to the platform. The launch that
     answers it deletes the row, so each state and nonce is used at most once."""
@@ -218,6 +304,9 @@ class LtiContext(models.Model):
         verbose_name=_("linked by"),
     )
     linked_at = models.DateTimeField(_("linked"), null=True, blank=True)
+    # Names and Role Provisioning: where the platform lists the LMS course's members (from a launch).
+    memberships_url = models.URLField(_("roster URL (NRPS)"), max_length=1000, blank=True)
+    roster_synced_at = models.DateTimeField(_("roster synced"), null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -228,6 +317,39 @@ class LtiContext(models.Model):
 
     def __str__(self) -> str:
         return self.title or self.context_id
+
+
+class Membership(models.Model):
+    """One member of an LMS course as its roster (NRPS) last said. A member the roster no longer
+    lists, or lists as inactive or deleted, is marked dropped; nothing is deleted (their work
+    and enrolment stay)."""
+
+    context = models.ForeignKey(
+        LtiContext, on_delete=models.CASCADE, related_name="memberships", verbose_name=_("LMS course")
+    )
+    sub = models.CharField(_("LMS user id (sub)"), max_length=255)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("user"),
+        help_text=_("Empty until the member first opens Dikkat from the LMS."),
+    )
+    name = models.CharField(_("name in the LMS"), max_length=255, blank=True)
+    email = models.EmailField(_("e-mail in the LMS"), blank=True)
+    role = models.CharField(_("role"), max_length=16)
+    dropped_at = models.DateTimeField(_("dropped"), null=True, blank=True)
+    seen_at = models.DateTimeField(_("last in the roster"), default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["context", "sub"], name="lti_one_membership_per_sub")]
+        verbose_name = _("LMS course member")
+        verbose_name_plural = _("LMS course members")
+
+    def __str__(self) -> str:
+        return f"{self.name or self.sub} ({self.role})"
 
 
 class ResourceLink(models.Model):

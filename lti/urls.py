@@ -9,5 +9,7 @@ urlpatterns = [
     # Deep linking requests come to their own address (the registration names it), to the same view.
     path("lti/deep-link/", views.launch, name="deep_link"),
     path("lti/jwks/", views.jwks, name="jwks"),
+    path("lti/register/<str:token>/", views.register, name="register"),
     path("lti/kurs-sec/", views.choose_course, name="choose_course"),
+    path("lti/icerik-sec/", views.choose_item, name="choose_item"),
 ]

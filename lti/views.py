@@ -2,7 +2,7 @@
 the page where an instructor links their LMS course to a Dikkat course at the first launch."""
 
 import logging
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
 from django.contrib import messages
@@ -11,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.csp import CSP
 from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
@@ -19,15 +20,28 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.requests import AuthenticatedRequest
 
+from . import deeplinking
 from .endpoints import absolute
-from .launch import NOT_REGISTERED, LaunchRefused, start_login, state_cookie_name, validate_launch
-from .linking import INSTRUCTOR, Landing, land, link_context, linkable_courses
-from .models import LtiContext, Platform, ToolKey
+from .launch import (
+    DEEP_LINKING_REQUEST,
+    NOT_REGISTERED,
+    LaunchRefused,
+    start_login,
+    state_cookie_name,
+    validate_launch,
+)
+from .linking import INSTRUCTOR, NOT_INSTRUCTOR, Landing, context_role, land, link_context, linkable_courses
+from .middleware import SESSION_KEY, cross_site_cookie
+from .models import LtiContext, Platform, RegistrationInvite, ToolKey
+from .registration import INVITE_CLOSED, RegistrationFailed
+from .registration import register as register_platform
+from .roster import sync_roster
+from .services import ServiceFailed
 
 logger = logging.getLogger(__name__)
 
-SESSION_KEY = "lti"  # what the launch said: platform, LMS course, role (for the pages that follow)
 CHOOSE_KEY = "lti_choose_course"  # the LMS course an instructor is linking
+DEEP_LINK_KEY = "lti_deep_link"  # a deep linking request waiting for the instructor's choice
 STATE_COOKIE_PATH = "/lti/"  # both launch addresses (lti/urls.py)
 
 
@@ -37,7 +51,12 @@ def _refused(request: HttpRequest, refusal: LaunchRefused, status: int = 403) ->
     logger.warning(
         "LTI %s refused: %s", "login" if request.path == reverse("lti:login") else "launch", refusal.reason
     )
-    return render(request, "lti/refused.html", {"message": refusal.message}, status=status)
+    response = render(request, "lti/refused.html", {"message": refusal.message}, status=status)
+    # Shown where the LMS put Dikkat: in its frame too (lti/middleware.py).
+    response.lti_frame_ancestors = [  # type: ignore[attr-defined]
+        origin for platform in Platform.objects.filter(active=True) for origin in platform.frame_ancestors()
+    ]
+    return response
 
 
 def _message(text: str | Promise) -> LaunchRefused:
@@ -84,17 +103,13 @@ def login_initiation(request: HttpRequest) -> HttpResponse:
     separator = "&" if "?" in platform.auth_url else "?"
     response = HttpResponseRedirect(platform.auth_url + separator + urlencode(query))
     # Binds the launch to this browser (login CSRF). The launch is a cross-site POST from the
-    # platform, so the cookie must be SameSite=None, which browsers take only with Secure: LTI
+    # platform, often inside its frame: the cookie is SameSite=None; Secure; Partitioned. LTI
     # needs HTTPS (browsers also keep Secure cookies of http://localhost, for development).
+    cookie = state_cookie_name(state.state)
     response.set_cookie(
-        state_cookie_name(state.state),
-        state.state,
-        max_age=settings.LTI_STATE_TTL,
-        path=STATE_COOKIE_PATH,
-        secure=True,
-        httponly=True,
-        samesite="None",
+        cookie, state.state, max_age=settings.LTI_STATE_TTL, path=STATE_COOKIE_PATH, httponly=True
     )
+    cross_site_cookie(response, cookie)
     return response
 
 
@@ -121,7 +136,15 @@ def launch(request: HttpRequest) -> HttpResponse:
         verified = validate_launch(
             state, request.POST.get("id_token", ""), request.COOKIES.get(state_cookie_name(state))
         )
+        deep_link = None
+        if verified.message_type == DEEP_LINKING_REQUEST:
+            if context_role(verified.claim("roles")) != INSTRUCTOR:
+                raise LaunchRefused(
+                    "a deep linking request from someone who is not an instructor", NOT_INSTRUCTOR
+                )
+            deep_link = deeplinking.settings_of(verified)
         landing = land(verified)
+        deeplinking.remember_lesson(landing.link, verified)
     except LaunchRefused as refusal:
         return _refused(request, refusal)
     login(request, landing.user, backend="django.contrib.auth.backends.ModelBackend")
@@ -130,8 +153,15 @@ def launch(request: HttpRequest) -> HttpResponse:
         "context": landing.context.pk,
         "role": landing.role,
     }
+    if landing.role == INSTRUCTOR and landing.context.memberships_url and not landing.needs_course:
+        try:  # an instructor's launch brings the roster up to date (a failure only goes to the log)
+            sync_roster(landing.context)
+        except ServiceFailed as error:
+            logger.warning("LTI roster sync at %s's launch failed: %s", landing.user.username, error)
     if landing.needs_course:
         request.session[CHOOSE_KEY] = landing.context.pk
+    if deep_link is not None:
+        request.session[DEEP_LINK_KEY] = {**deep_link, "context": landing.context.pk}
     logger.info(
         "LTI launch: %s as %s of %s (%s)",
         landing.user.username,
@@ -139,8 +169,34 @@ def launch(request: HttpRequest) -> HttpResponse:
         landing.context,
         verified.message_type,
     )
-    response = redirect(_destination(landing))
+    if deep_link is not None and not landing.needs_course:
+        response = redirect("lti:choose_item")
+    else:
+        response = redirect(_destination(landing))
     response.delete_cookie(state_cookie_name(state), path=STATE_COOKIE_PATH)
+    cross_site_cookie(response, state_cookie_name(state))  # the partitioned one is the one to remove
+    return response
+
+
+@require_GET
+@never_cache
+def register(request: HttpRequest, token: str) -> HttpResponse:
+    """LTI Dynamic Registration: the LMS opens this one-time address (in a frame or a window)
+    with its openid_configuration and registration_token."""
+    config_url = request.GET.get("openid_configuration", "")
+    parts = urlsplit(config_url)
+    lms_origin = [f"{parts.scheme}://{parts.netloc}"] if parts.scheme in ("http", "https") else []
+    invite = RegistrationInvite.claim(token)
+    try:
+        if invite is None:
+            raise RegistrationFailed("registration address unknown, used or expired", INVITE_CLOSED)
+        platform = register_platform(invite, config_url, request.GET.get("registration_token", ""))
+    except RegistrationFailed as failure:
+        logger.warning("LTI dynamic registration refused: %s", failure.reason)
+        response = render(request, "lti/registered.html", {"message": failure.message}, status=403)
+    else:
+        response = render(request, "lti/registered.html", {"platform": platform})
+    response.lti_frame_ancestors = lms_origin  # type: ignore[attr-defined]
     return response
 
 
@@ -181,6 +237,8 @@ def choose_course(request: AuthenticatedRequest) -> HttpResponse:
                     _("Your LMS course “%(lms)s” now opens the Dikkat course “%(course)s”.")
                     % {"lms": context, "course": context.course},
                 )
+                if request.session.get(DEEP_LINK_KEY, {}).get("context") == context.pk:
+                    return redirect("lti:choose_item")
                 return redirect(context.course)
     status = 400 if error else 200
     return render(
@@ -188,4 +246,54 @@ def choose_course(request: AuthenticatedRequest) -> HttpResponse:
         "lti/choose_course.html",
         {"context": context, "courses": courses, "error": error},
         status=status,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def choose_item(request: AuthenticatedRequest) -> HttpResponse:
+    """Deep linking: the instructor picks the lesson a new LMS link opens; the answer goes back
+    to the LMS as a signed form post (auto-submitted by a small script, or by the button)."""
+    pending = request.session.get(DEEP_LINK_KEY) or {}
+    launched = request.session.get(SESSION_KEY, {})
+    context = LtiContext.objects.select_related("course").filter(pk=pending.get("context", 0)).first()
+    if (
+        context is None
+        or context.course is None
+        or launched.get("context") != context.pk
+        or launched.get("role") != INSTRUCTOR
+    ):
+        return _refused(
+            request, _message(_("Please choose what to add from your LMS course, as its instructor."))
+        )
+    lessons = list(context.course.active_lessons())
+    error = ""
+    if request.method == "POST":
+        lesson = next((item for item in lessons if item.slug == request.POST.get("lesson")), None)
+        if lesson is None:
+            error = _("Please choose one of the lessons in the list.")
+        else:
+            lesson.course = context.course
+            request.session.pop(DEEP_LINK_KEY, None)
+            response = render(
+                request,
+                "lti/deep_link_return.html",
+                {
+                    "return_url": pending["return_url"],
+                    "jwt": deeplinking.response_jwt(pending, lesson),
+                    "lesson": lesson,
+                },
+            )
+            # The form goes to the LMS: this page's CSP lets it (the site's policy allows 'self' only).
+            parts = urlsplit(pending["return_url"])
+            response._csp_config = {  # type: ignore[attr-defined]
+                **settings.SECURE_CSP,
+                "form-action": [CSP.SELF, f"{parts.scheme}://{parts.netloc}"],
+            }
+            return response
+    return render(
+        request,
+        "lti/choose_item.html",
+        {"context": context, "lessons": lessons, "error": error},
+        status=400 if error else 200,
     )

@@ -25,6 +25,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
+DEEP_LINKING = "https://purl.imsglobal.org/spec/lti-dl/claim/"
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
 LEARNER = MEMBERSHIP + "Learner"
 INSTRUCTOR = MEMBERSHIP + "Instructor"
@@ -91,7 +92,11 @@ class TestPlatform:
         self.jwks_requests = 0
         self.launches: dict[str, Launch] = {}
         self.tool: dict[str, str] = {}  # the tool's endpoints (login_url, launch_url, ...)
-        self.tool_jwks: Any = None  # a callable returning the tool's JWKS, for client assertions
+        self.tool_jwks: Any = None  # a callable returning the tool's JWKS (else fetched from the tool)
+        self.deep_links: list[dict] = []
+        self.members: dict[str, list[dict]] = {}  # the roster (NRPS) of each LMS course
+        self.tokens: set[str] = set()  # access tokens the token endpoint gave out
+        self.page_size = 2  # members per roster page: the tool must follow rel="next"  # the content items tools sent back, as verified claims
         platform = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -178,7 +183,21 @@ class TestPlatform:
                 "type": ["CourseOffering"],
             },
             CLAIM + "resource_link": {"id": launch.resource_link_id, "title": "Dikkat"},
+            "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice": {
+                "context_memberships_url": f"{self.url}/nrps/{launch.context_id}",
+                "service_versions": ["2.0"],
+            },
         }
+        if launch.deep_link:
+            claims[CLAIM + "message_type"] = "LtiDeepLinkingRequest"
+            claims.pop(CLAIM + "resource_link")
+            claims[DEEP_LINKING + "deep_linking_settings"] = {
+                "deep_link_return_url": self.url + "/deep-link-return",
+                "accept_types": ["ltiResourceLink"],
+                "accept_presentation_document_targets": ["iframe", "window"],
+                "accept_multiple": False,
+                "data": "platform-opaque-data",
+            }
         for name, value in launch.claims.items():
             if value is REMOVE:
                 claims.pop(name, None)
@@ -224,6 +243,28 @@ class TestPlatform:
         elif parsed.path == "/token" and method == "POST":
             status, answer = self._token(dict(urllib.parse.parse_qsl(body)))
             self._send(request, status, json.dumps(answer), "application/json")
+        elif parsed.path == "/.well-known/openid-configuration":
+            self._send(request, 200, json.dumps(self.openid_configuration()), "application/json")
+        elif parsed.path == "/register" and method == "POST":
+            status, answer = self._register(request.headers.get("Authorization", ""), body)
+            self._send(request, status, json.dumps(answer), "application/json")
+        elif parsed.path.startswith("/nrps/"):
+            status, answer, link = self._roster(
+                request.headers.get("Authorization", ""), parsed.path[6:], query
+            )
+            data = json.dumps(answer).encode()
+            request.send_response(status)
+            request.send_header("Content-Type", "application/vnd.ims.lti-nrps.v2.membershipcontainer+json")
+            request.send_header("Content-Length", str(len(data)))
+            if link:
+                request.send_header("Link", f'<{link}>; rel="next"')
+            request.end_headers()
+            request.wfile.write(data)
+        elif parsed.path == "/deep-link-return" and method == "POST":
+            status, text = self._deep_link_return(dict(urllib.parse.parse_qsl(body)))
+            self._send(request, status, text, "text/html; charset=utf-8")
+        elif parsed.path == "/admin/register-tool":
+            self._send(request, 200, self._register_tool_page(query["url"]), "text/html; charset=utf-8")
         elif parsed.path == "/course":
             self._send(request, 200, self._course_page(query), "text/html; charset=utf-8")
         elif parsed.path == "/favicon.ico":
@@ -261,16 +302,148 @@ class TestPlatform:
             f'<input type="hidden" name="{html.escape(k)}" value="{html.escape(v)}">'
             for k, v in params.items()
         )
+        # Embedded: the link opens Dikkat in a frame of the course page, as Moodle and Canvas do.
+        framed = query.get("framed") == "1"
+        target = ' target="dikkat"' if framed else ""
+        frame = '<iframe name="dikkat" title="Dikkat" width="1000" height="700"></iframe>' if framed else ""
         return (
             '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>LMS course</title></head><body>'
-            f'<form method="post" action="{html.escape(self.tool["login_url"])}">{inputs}'
-            '<button type="submit">Open Dikkat</button></form></body></html>'
+            f'<form method="post" action="{html.escape(self.tool["login_url"])}"{target}>{inputs}'
+            f'<button type="submit">Open Dikkat</button></form>{frame}</body></html>'
         )
 
-    def course_page_url(self, launch: Launch) -> str:
+    def course_page_url(self, launch: Launch, framed: bool = False) -> str:
         key = secrets.token_urlsafe(8)
         self.launches[key] = launch
-        return f"{self.url}/course?launch={key}"
+        return f"{self.url}/course?launch={key}" + ("&framed=1" if framed else "")
+
+    # --- dynamic registration ----------------------------------------------------------------
+
+    def openid_configuration(self) -> dict:
+        """The platform's OpenID configuration, as Moodle 4.x publishes it."""
+        return {
+            "issuer": self.issuer,
+            "authorization_endpoint": self.url + "/auth",
+            "token_endpoint": self.url + "/token",
+            "jwks_uri": self.url + "/jwks",
+            "registration_endpoint": self.url + "/register",
+            "scopes_supported": ["openid"],
+            "response_types_supported": ["id_token"],
+            "id_token_signing_alg_values_supported": ["RS256"],
+            "https://purl.imsglobal.org/spec/lti-platform-configuration": {
+                "product_family_code": "testlms",
+                "version": "1.0",
+                "messages_supported": [{"type": "LtiResourceLinkRequest"}, {"type": "LtiDeepLinkingRequest"}],
+            },
+        }
+
+    def registration_params(self) -> dict[str, str]:
+        """What the LMS appends to the tool's registration address."""
+        return {
+            "openid_configuration": self.url + "/.well-known/openid-configuration",
+            "registration_token": self.registration_token,
+        }
+
+    registration_token = "registration-token-1"
+
+    def _register_tool_page(self, tool_url: str) -> str:
+        """The LMS's "register a tool" page: the tool's registration address in a frame; the
+        tool's close message (org.imsglobal.lti.close) is shown as the LMS would react to it."""
+        separator = "&" if "?" in tool_url else "?"
+        src = tool_url + separator + urllib.parse.urlencode(self.registration_params())
+        return (
+            '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>LMS admin</title></head><body>'
+            '<p id="status">Registering…</p>'
+            f'<iframe name="tool" title="Dikkat registration" src="{html.escape(src)}" width="900" height="600"></iframe>'
+            "<script>window.addEventListener('message', function (event) {"
+            "if (event.data && event.data.subject === 'org.imsglobal.lti.close') {"
+            "document.getElementById('status').textContent = 'Tool registered: closed by ' + event.origin; }});"
+            "</script></body></html>"
+        )
+
+    def _register(self, authorization: str, body: str) -> tuple[int, dict]:
+        if authorization != f"Bearer {self.registration_token}":
+            return 401, {"error": "invalid_token"}
+        try:
+            request = json.loads(body)
+        except ValueError:
+            return 400, {"error": "invalid_client_metadata"}
+        required = (
+            "initiate_login_uri",
+            "redirect_uris",
+            "jwks_uri",
+            "https://purl.imsglobal.org/spec/lti-tool-configuration",
+        )
+        if any(not request.get(name) for name in required):
+            return 400, {"error": "invalid_client_metadata"}
+        self.tool = {
+            "login_url": request["initiate_login_uri"],
+            "launch_url": request["redirect_uris"][0],
+            "deep_link_url": request["redirect_uris"][-1],
+            "jwks_url": request["jwks_uri"],
+        }
+        return 200, {
+            **request,
+            "client_id": self.client_id,
+            "https://purl.imsglobal.org/spec/lti-tool-configuration": {
+                **request["https://purl.imsglobal.org/spec/lti-tool-configuration"],
+                "deployment_id": self.deployment_id,
+            },
+        }
+
+    def _tool_key(self, token: str) -> Any:
+        """The tool's public key that signed `token`, from its JWKS."""
+        header = jwt.get_unverified_header(token)
+        if self.tool_jwks:
+            jwks = self.tool_jwks()
+        else:
+            with urllib.request.urlopen(self.tool["jwks_url"], timeout=10) as response:
+                jwks = json.loads(response.read())
+        keys = {k["kid"]: k for k in jwks["keys"]}
+        return jwt.PyJWK(keys[header["kid"]], "RS256").key
+
+    def _deep_link_return(self, form: dict[str, str]) -> tuple[int, str]:
+        """The LtiDeepLinkingResponse the tool posts back: checked as an LMS checks it."""
+        try:
+            claims = jwt.decode(
+                form.get("JWT", ""),
+                self._tool_key(form.get("JWT", "")),
+                algorithms=["RS256"],
+                audience=self.issuer,
+                issuer=self.client_id,
+                options={"require": ["exp", "iat", "nonce"]},
+            )
+        except (KeyError, jwt.InvalidTokenError, OSError) as error:
+            return 400, f"<!DOCTYPE html><title>LMS</title><p>Refused: {html.escape(str(error))}</p>"
+        if (
+            claims.get(CLAIM + "message_type") != "LtiDeepLinkingResponse"
+            or claims.get(DEEP_LINKING + "data") != "platform-opaque-data"
+        ):
+            return 400, "<!DOCTYPE html><title>LMS</title><p>Refused: not a deep linking response</p>"
+        items = claims.get(DEEP_LINKING + "content_items", [])
+        self.deep_links.extend(items)
+        titles = ", ".join(html.escape(item.get("title", "")) for item in items)
+        return (
+            200,
+            f'<!DOCTYPE html><html lang="en"><title>LMS</title><p id="added">Link added: {titles}</p></html>',
+        )
+
+    def member(self, sub: str, roles: list[str], status: str = "Active", **extra: str) -> dict:
+        return {"user_id": sub, "roles": roles, "status": status, "name": extra.get("name", sub), **extra}
+
+    def _roster(self, authorization: str, context_id: str, query: dict[str, str]) -> tuple[int, dict, str]:
+        if authorization.removeprefix("Bearer ") not in self.tokens:
+            return 401, {"error": "invalid_token"}, ""
+        members = self.members.get(context_id, [])
+        start = int(query.get("from", 0))
+        page = members[start : start + self.page_size]
+        more = start + self.page_size < len(members)
+        link = f"{self.url}/nrps/{context_id}?from={start + self.page_size}" if more else ""
+        return (
+            200,
+            {"id": f"{self.url}/nrps/{context_id}", "context": {"id": context_id}, "members": page},
+            link,
+        )
 
     def _token(self, form: dict[str, str]) -> tuple[int, dict]:
         """client_credentials with a JWT client assertion signed by the tool (checked against
@@ -280,9 +453,7 @@ class TestPlatform:
         ):
             return 400, {"error": "unsupported_grant_type"}
         try:
-            header = jwt.get_unverified_header(form.get("client_assertion", ""))
-            keys = {k["kid"]: k for k in (self.tool_jwks() if self.tool_jwks else {"keys": []})["keys"]}
-            key = jwt.PyJWK(keys[header["kid"]], "RS256").key
+            key = self._tool_key(form.get("client_assertion", ""))
             jwt.decode(
                 form["client_assertion"],
                 key,
@@ -291,10 +462,12 @@ class TestPlatform:
                 issuer=self.client_id,
                 options={"require": ["exp", "iat", "jti", "sub"]},
             )
-        except (KeyError, jwt.InvalidTokenError) as error:
+        except (KeyError, jwt.InvalidTokenError, OSError) as error:
             return 401, {"error": "invalid_client", "error_description": str(error)}
+        token = secrets.token_urlsafe(16)
+        self.tokens.add(token)
         return 200, {
-            "access_token": secrets.token_urlsafe(16),
+            "access_token": token,
             "token_type": "Bearer",
             "expires_in": 3600,
             "scope": form.get("scope", ""),

@@ -2,6 +2,7 @@
 platform is served on 127.0.0.1, Dikkat on localhost) through Dikkat's login initiation, the
 platform's authorisation endpoint and its auto-submitted form into Dikkat's course page."""
 
+import re
 from io import StringIO
 
 import pytest
@@ -69,3 +70,55 @@ def test_a_learner_before_the_instructor_sees_what_to_do(page, platform):
     expect(page.get_by_role("heading", level=1)).to_have_text("LMS üzerinden giriş reddedildi")
     expect(page.get_by_role("alert")).to_contain_text("Bu LMS kursu henüz bir Dikkat kursuna bağlanmadı.")
     assert Session.objects.count() == 0
+
+
+def test_a_student_works_inside_the_lms_frame(page, platform):
+    from courses.models import Course
+    from lti.models import LtiContext, Platform
+
+    course = Course.objects.get(slug="mini")
+    LtiContext.objects.create(platform=Platform.objects.get(), context_id="lms-course-1", course=course)
+    page.goto(platform.course_page_url(Launch(sub="student-1", roles=[LEARNER]), framed=True))
+    page.get_by_role("button", name="Open Dikkat").click()
+    frame = page.frame_locator('iframe[name="dikkat"]')
+    page.wait_for_timeout(3000)
+    print("FRAMEDEBUG", [(f.url, f.content()[:3000]) for f in page.frames])
+    expect(frame.get_by_role("heading", level=1)).to_have_text("Mini kurs")
+    # A click inside the frame is a cross-site request: the session cookie must come with it.
+    frame.get_by_role("link", name="Birinci ders").first.click()
+    expect(frame.get_by_role("heading", level=1)).to_have_text("Birinci ders")
+    expect(frame.get_by_role("button", name=re.compile(r"Çıkış yap \(lms-"))).to_be_visible()
+
+
+def test_dynamic_registration_in_the_lms_frame_tells_the_lms_it_is_done(page, live_server, settings):
+    from lti.models import Platform
+
+    settings.SITE_URL = live_server.url
+    out = StringIO()
+    call_command("lti_platform", "invite", stdout=out)
+    registration_url = out.getvalue().split()[-1]
+    with TestPlatform(client_id="dyn-client") as lms:
+        page.goto(f"{lms.url}/admin/register-tool?url={registration_url}")
+        expect(page.locator("#status")).to_have_text(f"Tool registered: closed by {live_server.url}")
+        frame = page.frame_locator('iframe[name="tool"]')
+        expect(frame.get_by_role("heading", level=1)).to_have_text("Dikkat kaydedildi")
+        assert Platform.objects.get().client_id == "dyn-client"
+
+
+def test_instructor_picks_a_lesson_and_the_answer_reaches_the_lms(page, platform):
+    from courses.models import Course
+    from lti.models import LtiContext, Platform
+
+    course = Course.objects.get(slug="mini")
+    LtiContext.objects.create(platform=Platform.objects.get(), context_id="lms-course-1", course=course)
+    page.goto(
+        platform.course_page_url(Launch(sub="teacher-1", roles=[INSTRUCTOR], deep_link=True), framed=True)
+    )
+    page.get_by_role("button", name="Open Dikkat").click()
+    frame = page.frame_locator('iframe[name="dikkat"]')
+    expect(frame.get_by_role("heading", level=1)).to_have_text("Dikkat bağlantısı ekleyin")
+    frame.get_by_label("İkinci ders").check()
+    frame.get_by_role("button", name="Bağlantıyı LMS'e ekle").click()
+    # The signed answer is posted to the platform by the page's script (CSP form-action allows it).
+    expect(frame.locator("#added")).to_have_text("Link added: İkinci ders")
+    assert platform.deep_links[0]["custom"] == {"dikkat_lesson": "mini/second"}

@@ -6,8 +6,8 @@ from django.core.validators import URLValidator
 from django.db import transaction
 
 from courses.models import Course
-from lti.endpoints import tool_endpoints
-from lti.models import Deployment, Platform
+from lti.endpoints import absolute, tool_endpoints
+from lti.models import Deployment, Platform, RegistrationInvite
 
 
 def platform_dict(platform: Platform) -> dict:
@@ -47,6 +47,13 @@ class Command(BaseCommand):
         add.add_argument("--course", help="slug of the Dikkat course its instructors may link to")
         add.add_argument("--name", default="", help="a name for the admin")
         add.add_argument("--json", action="store_true", dest="as_json", help="print exactly one JSON object")
+        invite = sub.add_parser(
+            "invite", help="a one-time address for LTI Dynamic Registration (give it to the LMS)"
+        )
+        invite.add_argument("--course", help="slug of the Dikkat course its instructors may link to")
+        invite.add_argument(
+            "--json", action="store_true", dest="as_json", help="print exactly one JSON object"
+        )
         listing = sub.add_parser("list", help="the registered platforms")
         listing.add_argument(
             "--json", action="store_true", dest="as_json", help="print exactly one JSON array"
@@ -65,6 +72,9 @@ class Command(BaseCommand):
                         f"{p['id']}: {p['issuer']} client {p['client_id']} deployments {deployments}"
                     )
             return
+        if action == "invite":
+            self.invite(options.get("course"), as_json)
+            return
         platform = self.add(options)
         if as_json:
             self.stdout.write(json.dumps(platform_dict(platform), ensure_ascii=False))
@@ -72,6 +82,27 @@ class Command(BaseCommand):
             self.stdout.write(f"Registered {platform}; give the platform these endpoints:")
             for name, url in tool_endpoints().items():
                 self.stdout.write(f"  {name}: {url}")
+
+    def invite(self, course_slug: str | None, as_json: bool) -> None:
+        course = None
+        if course_slug:
+            course = Course.objects.active().filter(slug=course_slug).first()
+            if course is None:
+                raise CommandError(f"--course: no active course {course_slug!r}")
+        invite = RegistrationInvite.objects.create(course=course)
+        url = absolute("register", invite.token)
+        if as_json:
+            answer = {
+                "registration_url": url,
+                "expires_at": invite.expires_at.isoformat(),
+                "course": course_slug,
+            }
+            self.stdout.write(json.dumps(answer))
+        else:
+            self.stdout.write(
+                f"Give this address to the LMS (once, until {invite.expires_at:%Y-%m-%d %H:%M}):"
+            )
+            self.stdout.write(f"  {url}")
 
     def add(self, options: dict) -> Platform:
         check_url = URLValidator(schemes=["http", "https"])

@@ -1,0 +1,91 @@
+"""Names and Roles (NRPS) against the test platform: the tool gets an access token with a signed
+client assertion, reads the roster page by page, enrols the members it knows and marks the
+ones the LMS dropped — never deleting anyone."""
+
+import json
+import logging
+from io import StringIO
+
+import pytest
+import test_lti_launch
+from django.core.cache import cache
+from django.core.management import call_command
+from lti_platform import INSTRUCTOR, LEARNER, Launch
+from test_lti_launch import run_launch
+
+from courses.models import Enrollment
+from lti.models import LtiContext, LtiUser, Membership, ToolKey
+from lti.roster import sync_roster
+from lti.services import ServiceFailed
+
+platform = test_lti_launch.platform
+linked = test_lti_launch.linked
+
+
+@pytest.fixture
+def roster(platform, linked, client):
+    cache.clear()  # no access token kept from another test's platform
+    keys = ToolKey.jwks()  # read here: the platform thread has no view of the test transaction
+    platform.tool_jwks = lambda: keys
+    platform.members["lms-course-1"] = [
+        platform.member("teacher-1", [INSTRUCTOR]),
+        platform.member("student-1", [LEARNER], email="selin@lms.example", name="Selin"),
+        platform.member("student-2", [LEARNER]),
+        platform.member("student-3", [LEARNER]),
+        platform.member("student-4", [LEARNER], status="Inactive"),
+    ]
+    run_launch(client, platform, Launch(sub="student-1", roles=[LEARNER]))
+    client.logout()
+    return platform
+
+
+def test_an_instructor_launch_reads_the_whole_roster(roster, client, linked):
+    run_launch(client, roster, Launch(sub="teacher-1", roles=[INSTRUCTOR]))
+    members = {m.sub: m for m in Membership.objects.all()}
+    assert set(members) == {"teacher-1", "student-1", "student-2", "student-3"}  # three pages read
+    assert members["student-1"].user == LtiUser.objects.get(sub="student-1").user
+    assert members["student-1"].name == "Selin" and members["student-2"].user is None
+    assert members["teacher-1"].role == "instructor" and members["student-2"].role == "learner"
+    assert LtiContext.objects.get().roster_synced_at is not None
+    assert len([r for r in roster.received if r["path"] == "/token"]) == 1
+
+
+def test_dropped_members_are_marked_and_keep_their_work(roster, linked):
+    context = LtiContext.objects.get()
+    sync_roster(context)
+    roster.members["lms-course-1"] = [
+        m for m in roster.members["lms-course-1"] if m["user_id"] not in ("student-1", "student-2")
+    ]
+    result = sync_roster(context)
+    assert (result.dropped, result.added) == (2, 0)
+    dropped = Membership.objects.filter(dropped_at__isnull=False)
+    assert set(dropped.values_list("sub", flat=True)) == {"student-1", "student-2"}
+    student = LtiUser.objects.get(sub="student-1").user
+    assert Enrollment.objects.filter(user=student, course=linked).exists()  # marked, never deleted
+    roster.members["lms-course-1"].append(roster.member("student-1", [LEARNER]))
+    assert sync_roster(context).returned == 1
+
+
+def test_a_roster_the_platform_refuses_changes_nothing(roster, linked, caplog):
+    context = LtiContext.objects.get()
+    sync_roster(context)
+    roster.tokens.clear()
+    roster.tool_jwks = lambda: {"keys": []}  # the platform no longer knows our key
+    with pytest.raises(ServiceFailed, match="no access token"):
+        sync_roster(context)
+    assert Membership.objects.filter(dropped_at__isnull=True).count() == 4
+
+
+def test_the_roster_email_links_nobody(roster, linked, make_user):
+    make_user("someone")  # someone@example.com
+    roster.members["lms-course-1"][2]["email"] = "someone@example.com"
+    sync_roster(LtiContext.objects.get())
+    assert Membership.objects.get(sub="student-2").user is None
+
+
+def test_lti_roster_command(roster, linked, caplog):
+    out = StringIO()
+    with caplog.at_level(logging.INFO, logger="lti"):
+        call_command("lti_roster", "--json", stdout=out)
+    (entry,) = json.loads(out.getvalue())["contexts"]
+    assert entry["members"] == 4 and entry["added"] == 4 and entry["dropped"] == 0
