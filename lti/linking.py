@@ -25,6 +25,7 @@ from .launch import Launch, LaunchRefused
 from .models import LtiContext, LtiUser, Membership, Platform, ResourceLink
 
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
+AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 INSTRUCTOR_ROLES = {
     MEMBERSHIP + "Instructor",
@@ -180,4 +181,17 @@ def land(launch: Launch) -> Landing:
                 resource_link_id=str(link_claim["id"]),
                 defaults={"title": str(link_claim.get("title", ""))[:255]},
             )
+            ags = launch.claims.get(AGS_CLAIM)
+            if isinstance(ags, dict):
+                found = {
+                    "lineitems_url": ags.get("lineitems"),
+                    "lineitem_url": ags.get("lineitem"),
+                }
+                found = {k: v[:1000] for k, v in found.items() if isinstance(v, str) and v.startswith("http")}
+                scopes = (
+                    [x for x in ags.get("scope", []) if isinstance(x, str)]
+                    if isinstance(ags.get("scope"), list)
+                    else []
+                )
+                ResourceLink.objects.filter(pk=link.pk).update(ags_scopes=scopes, **found)
     return Landing(user=user, role=role, context=context, link=link)

@@ -364,6 +364,11 @@ class ResourceLink(models.Model):
     lesson = models.ForeignKey(
         Lesson, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", verbose_name=_("lesson")
     )
+    # Assignment and Grade Services, from the launch's AGS claim: where the link's grade column
+    # lives (lineitem) or where to make one (lineitems), and what the platform lets Dikkat do.
+    lineitems_url = models.URLField(_("grade columns URL (AGS)"), max_length=1000, blank=True)
+    lineitem_url = models.URLField(_("grade column URL (AGS)"), max_length=1000, blank=True)
+    ags_scopes = models.JSONField(_("grade service permissions"), default=list, blank=True)
 
     class Meta:
         constraints = [

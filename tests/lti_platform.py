@@ -183,6 +183,14 @@ class TestPlatform:
                 "type": ["CourseOffering"],
             },
             CLAIM + "resource_link": {"id": launch.resource_link_id, "title": "Dikkat"},
+            "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint": {
+                "scope": [
+                    "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
+                    "https://purl.imsglobal.org/spec/lti-ags/scope/score",
+                ],
+                "lineitems": f"{self.url}/ags/{launch.context_id}/lineitems",
+                "lineitem": f"{self.url}/ags/{launch.context_id}/lineitems/{launch.resource_link_id}",
+            },
             "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice": {
                 "context_memberships_url": f"{self.url}/nrps/{launch.context_id}",
                 "service_versions": ["2.0"],

@@ -142,6 +142,16 @@ def test_a_platform_that_rotated_its_key_is_fetched_again_once(platform, linked,
     assert platform.jwks_requests == requests_before + 1  # the new key is kept
 
 
+def test_a_launch_keeps_the_grade_service_addresses_of_its_link(platform, linked, client):
+    from lti.models import ResourceLink
+
+    run_launch(client, platform, Launch(sub="student-1", roles=[LEARNER], resource_link_id="link-7"))
+    link = ResourceLink.objects.get(resource_link_id="link-7")
+    assert link.lineitem_url == f"{platform.url}/ags/lms-course-1/lineitems/link-7"
+    assert link.lineitems_url == f"{platform.url}/ags/lms-course-1/lineitems"
+    assert "https://purl.imsglobal.org/spec/lti-ags/scope/score" in link.ags_scopes
+
+
 def test_a_clock_a_little_ahead_is_accepted(platform, linked, client):
     response = run_launch(client, platform, Launch(sub="student-1", roles=[LEARNER], issued_ago=-20))
     assert response.status_code == 302 and response["Location"] == "/kurs/mini/"
