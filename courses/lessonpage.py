@@ -33,6 +33,7 @@ from .models import (
     AnswerPreview,
     Attempt,
     Course,
+    Enrollment,
     Exercise,
     HintOpening,
     Lesson,
@@ -108,6 +109,14 @@ def _state_sql() -> dict[str, tuple[str, Field]]:
             BooleanField(),
         ),
     }
+
+
+def enrolled_sql(user_id: int) -> RawSQL:
+    """Whether the user is enrolled in a lesson's course, as a column of a lesson query (raw
+    SQL: an Exists() subquery costs a third of a millisecond to build and compile)."""
+    enrollments, course = _table(Enrollment), f"{_table(Lesson)}.{connection.ops.quote_name('course_id')}"
+    sql = f"EXISTS (SELECT 1 FROM {enrollments} WHERE course_id = {course} AND user_id = %s)"
+    return RawSQL(sql, (user_id,), output_field=BooleanField())
 
 
 def with_student_state(lessons: QuerySet[Lesson], user) -> QuerySet[Lesson]:

@@ -3,7 +3,6 @@ from functools import partial
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Exists, OuterRef
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -21,7 +20,14 @@ from grader.waiting import hold_until_done, waited
 
 from .hints import HintLadder, HintRefused, exercise_ladder, open_hint, opened_steps, question_ladder
 from .kinds import AnswerError, GraderFailed, NotGradable, get_kind
-from .lessonpage import CONFIRM_REVEAL_PARAMETER, hints_html, preview_note, render_lesson, with_student_state
+from .lessonpage import (
+    CONFIRM_REVEAL_PARAMETER,
+    enrolled_sql,
+    hints_html,
+    preview_note,
+    render_lesson,
+    with_student_state,
+)
 from .models import AnswerPreview, Attempt, Course, Enrollment, Exercise, Lesson, LessonProgress, Question
 from .preview import preview_answer
 from .progress import course_progress, exercise_states
@@ -56,11 +62,7 @@ def _get_lesson_for_user(
         .select_related("course")
         .defer("body_source", "body_html", "course__description_html")
         # No enrolment has user 0: an anonymous user is never enrolled.
-        .annotate(
-            enrolled=Exists(
-                Enrollment.objects.filter(course=OuterRef("course"), user_id=request.user.pk or 0)
-            )
-        )
+        .annotate(enrolled=enrolled_sql(request.user.pk or 0))
     )
     if with_state:
         lessons = with_student_state(lessons, request.user)
