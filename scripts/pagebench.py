@@ -2,8 +2,9 @@
 """Page benchmark (part of `make bench`): requests per second, p50 and p99 latency of the lesson
 page and the student dashboard at 50 concurrent clients under gunicorn, next to a static file
 served by the same server in the same run, and the database queries one request makes (a
-repeated request: the lesson page's markup then comes from the page cache). Uses wrk (Debian
-package `wrk`).
+repeated request: the lesson page's markup then comes from the page cache), as a student with
+two answers on the lesson. Uses wrk (Debian package `wrk`). PAGEBENCH_WORKERS and
+PAGEBENCH_THREADS change gunicorn's workers and threads (to compare configurations).
 
 Target (issue 13): the lesson page at ≥ 250 req/s with p99 ≤ 300 ms on 2 cores."""
 
@@ -91,6 +92,10 @@ def main() -> int:
             "from django.contrib.auth.models import User; from django.contrib.sessions.backends.db import SessionStore; "
             "from courses.models import Course; u = User.objects.create_user('bench', password='x-Bench-2026'); "
             "c = Course.objects.get(slug='attention'); c.enroll(u); "
+            # Two wrong answers on the benchmarked lesson: its page shows the student's own work.
+            "from django.http import QueryDict; from courses.selftest import submit_answer; "
+            "[submit_answer(u, c.questions.get(slug=slug), QueryDict(answer)) for slug, answer in "
+            "(('qkv-who-attends', 'option=qv'), ('qkv-output-size', 'value=40'))]; "
             "s = SessionStore(); s['_auth_user_id'] = str(u.pk); "
             "s['_auth_user_backend'] = 'django.contrib.auth.backends.ModelBackend'; "
             "s['_auth_user_hash'] = u.get_session_auth_hash(); s.create(); print(s.session_key)",
@@ -102,7 +107,8 @@ def main() -> int:
         check=True,
     ).stdout.strip()
     cookie = f"sessionid={session}"
-    workers = str(max(2, (os.cpu_count() or 1)))
+    workers = os.environ.get("PAGEBENCH_WORKERS", str(max(2, (os.cpu_count() or 1))))
+    threads = os.environ.get("PAGEBENCH_THREADS", "4")
     server = subprocess.Popen(
         [
             PYTHON,
@@ -114,7 +120,7 @@ def main() -> int:
             "--workers",
             workers,
             "--threads",
-            "4",
+            threads,
         ],
         cwd=ROOT,
         env=env,
@@ -135,7 +141,9 @@ def main() -> int:
         )
         assert found is not None, "the home page names no site.css"
         static = found.group(1)
-        print(f"gunicorn: {workers} workers × 4 threads; wrk: {CONNECTIONS} connections, {SECONDS} s each")
+        print(
+            f"gunicorn: {workers} workers × {threads} threads; wrk: {CONNECTIONS} connections, {SECONDS} s each"
+        )
         rows = [
             ("static file", static, None),
             ("lesson page", "/kurs/attention/qkv/", cookie),
