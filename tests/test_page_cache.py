@@ -17,10 +17,10 @@ from grader.models import SolutionReveal, Submission, Verdict
 
 pytestmark = pytest.mark.django_db
 
-# Session, user, the lesson with its course and the enrolment, the visit, the student's work
-# handed in to assessments that keep feedback back (left out), the student's answers, the
-# student's submissions and reveals, and the header's "Instructor" link (base.html).
-QUERIES_FOR_A_CACHED_LESSON = 8
+# Session, user, the lesson with its course, the enrolment and the student's state of it (the
+# visit, which of their work exists, the header's "Instructor" link: see
+# tests/test_lesson_page_queries.py), the student's answers, and their submissions and reveals.
+QUERIES_FOR_A_CACHED_LESSON = 5
 
 
 @pytest.fixture(autouse=True)
