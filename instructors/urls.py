@@ -1,11 +1,16 @@
 from django.urls import path
 
-from . import views
+from . import coursefiles, views
 
 app_name = "instructors"
 urlpatterns = [
+    # Before the course pages, so that "kurs-yukle" is never taken for a course slug.
+    path("kurs-yukle/", coursefiles.upload, name="upload"),
+    path("kurs-yukle/<uuid:result_id>/", coursefiles.upload_status, name="upload_status"),
     path("<slug:course_slug>/", views.dashboard, name="dashboard"),
     path("<slug:course_slug>/notlar/", views.gradebook, name="gradebook"),
+    path("<slug:course_slug>/dosyalar/", coursefiles.course_files, name="course_files"),
+    path("<slug:course_slug>/dosyalar.zip", coursefiles.course_zip, name="course_zip"),
     path("<slug:course_slug>/notlar.csv", views.gradebook_csv, name="gradebook_csv"),
     path(
         "<slug:course_slug>/notlar-excel.csv",
