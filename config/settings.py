@@ -303,6 +303,10 @@ GRADER_DATA_DIR = Path(os.environ.get("GRADER_DATA_DIR", VAR_DIR / "grader"))
 # by 3 (alternated in one run); scripts/loadtest.py's rush: 2 workers at most 5.0/s, p95 34 s;
 # 3 workers 5.8/s, p95 1.2 s, and in a busier run 5.0/s, p95 22 s.
 GRADING_WORKERS = envint("GRADING_WORKERS", usable_cpus() + 1)
+# The grading zygote (grader/core/zygote.py, issue 18): a grading process forks each job's fresh
+# sandbox from one warm process that has imported NumPy, instead of starting Python per job.
+# Off until every security gate of grader/core/README.md holds; GRADER_ZYGOTE=1 turns it on.
+GRADER_ZYGOTE = envbool("GRADER_ZYGOTE")
 
 LOGGING = {
     "version": 1,
