@@ -114,6 +114,27 @@ def test_a_student_walks_the_whole_course(page, course, logged_in, grading_worke
             expect(page.locator("#q-score-matrix").get_by_text("Doğru!")).to_be_visible()
 
         if slug == "scaled-dot-product":
+            # The ordering question by keyboard: the three wrong steps out, the rest moved up
+            # with Alt+↑ into an order the dependencies allow.
+            steps = page.locator("#q-sdp-steps-order")
+            used = steps.locator("[data-used] [data-step]")
+            by_root = steps.locator("[data-step]").filter(has_text="bölün")
+            for step in (
+                steps.locator("[data-step]", has_text="Query'ler boyunca"),
+                steps.locator("[data-step]", has_text="maskeyle"),
+                by_root.filter(has_not=page.locator("msqrt")),
+            ):
+                step.get_by_role("button", name="Kullanma").click()
+            expect(steps.locator("[data-unused] [data-step]")).to_have_count(3)
+            for place, text in enumerate(("hesaplayın", "bölün", "Yasaklı", "Key'ler boyunca", "ile çarpın")):
+                texts = [t.strip() for t in used.all_inner_texts()]
+                step = used.filter(has_text=text)
+                step.focus()
+                for _ in range(next(i for i, t in enumerate(texts) if text in t) - place):
+                    page.keyboard.press("Alt+ArrowUp")
+            check(steps)
+            expect(page.locator("#q-sdp-steps-order").get_by_text("Doğru!")).to_be_visible()
+
             exercise = page.locator("#ex-attention-function")
             write_code(exercise, ATTENTION)
             exercise.get_by_role("button", name="Örneklerde çalıştır").click()
