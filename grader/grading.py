@@ -215,9 +215,8 @@ def run_grading(submission: Submission) -> tuple[GradeResult, str]:
     directory = bundles.variant_dir(exercise_bundle(exercise), variant)
     spec, cases, ref = bundles.load(exercise.spec, directory)
     variants = bundles.load_variants(directory)
-    if getattr(settings, "GRADER_ZYGOTE", False) and zygote.manager() is None:
-        # Once per grading process; until it is ready (and whenever it fails) jobs get fresh
-        # sandboxes. Absent from the settings means off.
+    if settings.GRADER_ZYGOTE and zygote.manager() is None:
+        # Once per grading process; until it is ready (and whenever it fails) jobs get fresh sandboxes.
         zygote.enable_zygote()
     result = grade(
         submission.code,
