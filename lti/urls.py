@@ -12,4 +12,5 @@ urlpatterns = [
     path("lti/register/<str:token>/", views.register, name="register"),
     path("lti/kurs-sec/", views.choose_course, name="choose_course"),
     path("lti/icerik-sec/", views.choose_item, name="choose_item"),
+    path("lti/uyeler/<int:context_pk>/", views.roster, name="roster"),
 ]

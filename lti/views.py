@@ -8,7 +8,8 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.db.models import F
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.csp import CSP
@@ -297,3 +298,33 @@ def choose_item(request: AuthenticatedRequest) -> HttpResponse:
         {"context": context, "lessons": lessons, "error": error},
         status=400 if error else 200,
     )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def roster(request: AuthenticatedRequest, context_pk: int) -> HttpResponse:
+    """An LMS course's members as its roster last said (dropped ones marked), for the linked
+    course's instructors; "read the roster now" asks the platform again."""
+    context = LtiContext.objects.select_related("platform", "course").filter(pk=context_pk).first()
+    if context is None or context.course is None or not context.course.is_instructor(request.user):
+        raise Http404
+    if request.method == "POST":
+        try:
+            result = sync_roster(context)
+        except ServiceFailed as error:
+            logger.warning("LTI roster sync asked by %s failed: %s", request.user.username, error)
+            messages.error(
+                request,
+                _("The LMS did not give the roster: %(reason)s. Please try again later.") % {"reason": error},
+            )
+        else:
+            messages.success(
+                request,
+                _("Roster read: %(members)s members, %(added)s new, %(dropped)s dropped.")
+                % {"members": result.members, "added": result.added, "dropped": result.dropped},
+            )
+        return redirect("lti:roster", context_pk=context.pk)
+    members = context.memberships.select_related("user").order_by(
+        F("dropped_at").desc(nulls_first=True), "name"
+    )
+    return render(request, "lti/roster.html", {"context": context, "members": members})

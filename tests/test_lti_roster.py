@@ -89,3 +89,22 @@ def test_lti_roster_command(roster, linked, caplog):
         call_command("lti_roster", "--json", stdout=out)
     (entry,) = json.loads(out.getvalue())["contexts"]
     assert entry["members"] == 4 and entry["added"] == 4 and entry["dropped"] == 0
+
+
+def test_instructors_see_the_roster_and_read_it_again(roster, linked, client, make_user):
+    import html
+
+    context = LtiContext.objects.get()
+    sync_roster(context)
+    roster.members["lms-course-1"].pop(2)  # student-2 leaves the LMS course
+    run_launch(client, roster, Launch(sub="teacher-1", roles=[INSTRUCTOR]))  # the launch reads it again
+    page = html.unescape(client.get(f"/lti/uyeler/{context.pk}/").content.decode())
+    assert "“Dikkat 101 (LMS)” üyeleri" in page and "Selin" in page
+    assert Membership.objects.get(sub="student-2").dropped_at is not None
+    response = client.post(f"/lti/uyeler/{context.pk}/", follow=True)
+    assert "Üye listesi okundu: 3 üye, 0 yeni, 0 ayrılan." in html.unescape(response.content.decode())
+
+    client.logout()
+    client.force_login(make_user("stranger"))
+    assert client.get(f"/lti/uyeler/{context.pk}/").status_code == 404
+    assert client.post(f"/lti/uyeler/{context.pk}/").status_code == 404
