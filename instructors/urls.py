@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import coursefiles, views
+from . import coursefiles, mining_views, views
 
 app_name = "instructors"
 urlpatterns = [
@@ -38,4 +38,15 @@ urlpatterns = [
     path("<slug:course_slug>/soru/<slug:slug>/dene/", views.test_question, name="test_question"),
     path("<slug:course_slug>/yeniden-notlandirma/<int:pk>/", views.regrade_detail, name="regrade"),
     path("<slug:course_slug>/onizleme/<slug:lesson_slug>/", views.lesson_preview, name="preview"),
+    path("<slug:course_slug>/yanilgi-adaylari/", mining_views.course_candidates, name="mining_course"),
+    path(
+        "<slug:course_slug>/alistirma/<slug:slug>/yanilgi-adaylari/",
+        mining_views.exercise_candidates,
+        name="mining",
+    ),
+    path(
+        "<slug:course_slug>/alistirma/<slug:slug>/yanilgi-adaylari/<slug:key>/",
+        mining_views.export_candidate,
+        name="mining_export",
+    ),
 ]
