@@ -22,6 +22,7 @@ holds ``CSRF_SLOT`` where a form's token goes.
 """
 
 import copy
+import dataclasses
 import functools
 import hashlib
 import json
@@ -88,9 +89,26 @@ class PageCache(FileBasedCache):
             PageCache._culled_at = now
             super()._cull()  # type: ignore[misc]  # the stubs leave out FileBasedCache's helpers
 
+    def clear(self) -> None:
+        super().clear()
+        _local.clear()
+
 
 def cache():
     return caches[CACHE_ALIAS]
+
+
+# What this process read from the page cache lately, by key: a key names its entry's content
+# (the content version, the language, the student's state), so an entry never goes stale and
+# each process may keep one in memory instead of reading and unpickling its file again.
+LOCAL_ENTRIES = 2048
+_local: dict[str, Any] = {}
+
+
+def _remember(key: str, value: Any) -> None:
+    if len(_local) >= LOCAL_ENTRIES:
+        _local.clear()  # simpler than an LRU; a few file reads refill it
+    _local[key] = value
 
 
 def lesson_version(lesson: Lesson) -> str:
@@ -128,12 +146,17 @@ class Frame:
 
 
 def lesson_frame(lesson: Lesson, language: str) -> Frame:
+    """The lesson's frame. Its items are this request's own copies: a page asks each question
+    as its student's variant (Question.ask changes the instance)."""
     key = f"frame:{lesson.pk}:{language}:{lesson_version(lesson)}"
-    frame = cache().get(key)
+    frame = _local.get(key)
     if frame is None:
-        frame = _build_frame(lesson)
-        cache().set(key, frame, FRAME_TIMEOUT)
-    return frame
+        frame = cache().get(key)
+        if frame is None:
+            frame = _build_frame(lesson)
+            cache().set(key, frame, FRAME_TIMEOUT)
+        _remember(key, frame)
+    return dataclasses.replace(frame, items=[copy.copy(item) for item in frame.items])
 
 
 def _build_frame(lesson: Lesson) -> Frame:
@@ -199,12 +222,24 @@ def _kind_context_digest(question: Question, variant: str, version: str, seed: t
 
 
 def get_items(keys: list[str]) -> dict[str, str]:
-    return cache().get_many(keys) if keys else {}
+    found = {}
+    for key in keys:
+        fragment = _local.get(key)  # get: another thread may empty _local meanwhile
+        if fragment is not None:
+            found[key] = fragment
+    missing = [key for key in keys if key not in found]
+    if missing:
+        for key, fragment in cache().get_many(missing).items():
+            _remember(key, fragment)
+            found[key] = fragment
+    return found
 
 
 def set_items(fragments: dict[str, str]) -> None:
     if fragments:
         cache().set_many(fragments, ITEM_TIMEOUT)
+        for key, fragment in fragments.items():
+            _remember(key, fragment)
 
 
 def touch_lessons(sender, instance, **kwargs) -> None:

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from courses.importer import import_course
 from courses.models import Course, Exercise, HintOpening, LessonProgress, Question
-from courses.pagecache import CACHE_ALIAS
+from courses.pagecache import CACHE_ALIAS, lesson_frame
 from grader.models import Submission, Verdict
 
 pytestmark = pytest.mark.django_db
@@ -156,3 +156,15 @@ def test_the_instructor_link_is_in_the_header_of_the_lesson_page_and_other_pages
     # A student has no such link, on the lesson page or elsewhere.
     assert "/egitmen/" not in header(learner.get(lesson_url()).text)
     assert "/egitmen/" not in header(learner.get(reverse("home")).text)
+
+
+def test_each_request_gets_its_own_copies_of_a_frame_kept_in_memory(hinted):
+    """The process keeps frames in memory (courses.pagecache._local); a page asks its questions
+    as its student's variant (Question.ask changes the instance), so each request must get its
+    own items, never another request's."""
+    lesson = hinted.lessons.get(slug="selftest")
+    first, second = lesson_frame(lesson, "tr"), lesson_frame(lesson, "tr")
+    question = next(item for item in first.items if not item.is_exercise)
+    question.prompt_html = "<p>Bir öğrencinin kendi sorusu</p>"
+    other = next(item for item in second.items if item.pk == question.pk)
+    assert other is not question and other.prompt_html != question.prompt_html
