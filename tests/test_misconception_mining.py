@@ -606,3 +606,20 @@ def test_an_instructor_reads_the_candidate_and_exports_it_by_keyboard_in_both_la
                 page.screenshot(path=str(SHOTS / f"instructor-{name}-{language}-{width}.png"), full_page=True)
                 found += [f"{url} [{language}, {width}]: {v}" for v in serious_violations(page)]
     assert not found, "axe-core found:\n" + "\n".join(found)
+
+
+def test_an_exercise_statistics_page_links_to_its_candidates(client, django_user_model):
+    from django.urls import reverse
+
+    from courses.models import Course, Exercise
+
+    course = Course.objects.create(slug="baglanti", title="Bağlantı")
+    lesson = course.lessons.create(slug="ders", title="Ders", order=1)
+    exercise = Exercise.objects.create(
+        course=course, lesson=lesson, slug="alistirma", title="Alıştırma", spec={}
+    )
+    teacher = django_user_model.objects.create_user("ogretmen-baglanti")
+    course.instructors.add(teacher)
+    client.force_login(teacher)
+    page = client.get(reverse("instructors:item", args=[course.slug, "e", exercise.slug])).content.decode()
+    assert reverse("instructors:mining", args=[course.slug, exercise.slug]) in page
