@@ -392,7 +392,7 @@ def _open_hint(request, item: Question | Exercise, ladder_for) -> HttpResponse:
     if not item.course.is_enrolled(request.user):
         raise PermissionDenied(_("Enrol in the course to open its hints."))
     step_text = request.POST.get("step", "")
-    step = int(step_text) if step_text.isascii() and step_text.isdigit() else 0
+    step = int(step_text) if step_text.isascii() and step_text.isdigit() and len(step_text) <= 2 else 0
     error, status = "", 200
     if not 1 <= step <= len(item.hints):
         error, status = _("This item has no such hint. Reload the page and try again."), 400

@@ -139,6 +139,18 @@ def test_a_step_before_what_it_needs_is_marked_with_the_dependency_it_breaks(que
     assert grade(question, list(reversed(RIGHT))).score == pytest.approx(1 / 5)
 
 
+def test_a_step_before_what_it_needs_through_other_steps_is_not_right(question):
+    # Blend needs softmax, which needs the scores: blend before the scores is wrong even with
+    # softmax (the step between them) left out.
+    result = grade(question, ["blend", "scores"])
+    assert {e["step"]: e["correct"] for e in result.feedback if e["place"]} == {
+        "blend": False,
+        "scores": True,
+    }
+    assert result.feedback[0]["needs"] == "scores"
+    assert result.score == pytest.approx(1 / 5)
+
+
 def test_a_distractor_costs_a_step_and_names_its_misconception(question):
     result = grade(question, ["scores", "divide-dk", "scale", "mask", "softmax", "blend"])
     assert not result.correct
@@ -307,6 +319,7 @@ def _tampered(question):
     yield "place too high", {**steps, first: "7"}
     yield "place not a number", {**steps, first: "bir"}
     yield "place in other digits", {**steps, first: "١"}
+    yield "place too long for a number", {**steps, first: "9" * 5000}
 
 
 def test_tampered_forms_are_refused_with_400_and_store_nothing(student, question):
@@ -492,11 +505,13 @@ def test_with_variants_each_student_orders_their_own_steps(tmp_path, make_user, 
     questions.write_text(questions.read_text(encoding="utf-8") + VARIANT_QUESTION, encoding="utf-8")
     import_course(folder, prepare_exercises=lambda source: check_exercises(source, build=True))
     question = Question.objects.get(slug="olcek-sirasi")
-    students: dict[int, object] = {}
-    for n in range(40):
+    students: dict[str, object] = {}
+    for n in range(60):
         user = make_user(f"ogrenci{n}")
         Enrollment.objects.create(user=user, course=question.course)
-        students.setdefault(question.variant_index(user), user)
+        # Two variants may draw the same d_k: two students whose steps read differently.
+        scale = Question.objects.get(pk=question.pk).ask_for(user).spec["steps"][1]["html"]
+        students.setdefault(scale, user)
         if len(students) == 2:
             break
     (first, second) = students.values()

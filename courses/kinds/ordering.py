@@ -6,13 +6,13 @@ topological order, without a distractor) is right, so two steps that do not depe
 other may come in either order.
 """
 
-import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable
 from itertools import combinations
 
 from django.http import QueryDict
+from django.utils.crypto import salted_hmac
 from django.utils.html import escape
 from django.utils.translation import gettext as _g
 from django.utils.translation import gettext_lazy as _
@@ -41,9 +41,24 @@ _PARAGRAPH = re.compile(r"^<p>(.*)</p>$", re.S)
 
 
 def _form_key(step_id: str, text: str) -> str:
-    # The form names a step by a digest, not by its id: an author's id ("wrong-1") could say
-    # which steps are distractors.
-    return "s" + hashlib.sha256(f"{step_id}\0{text}".encode()).hexdigest()[:10]
+    # The form names a step by a keyed digest, not by its id: an author's id ("wrong-1") could
+    # say which steps are distractors, and a plain hash of a guessed id and the text shown
+    # could be tried offline.
+    return (
+        "s" + salted_hmac("dikkat.ordering.step", f"{step_id}\0{text}", algorithm="sha256").hexdigest()[:10]
+    )
+
+
+def _needs(after: dict[str, list[str]], step_id: str) -> set[str]:
+    """The steps ``step_id`` needs, directly or through others (``after`` has no cycle)."""
+    found: set[str] = set()
+    todo = list(after.get(step_id, []))
+    while todo:
+        need = todo.pop()
+        if need not in found:
+            found.add(need)
+            todo.extend(after.get(need, []))
+    return found
 
 
 def _inline(html: str) -> str:
@@ -198,13 +213,14 @@ class Ordering(QuestionKind):
         if any(name.startswith("step-") and name not in known for name in post):
             raise AnswerError(_("unknown step"))
         places: dict[int, list[str]] = {}
+        allowed = {str(place) for place in range(1, len(items) + 1)}
         for item in items:
             value = post.get(f"step-{item['key']}")
             if value is None:
                 raise AnswerError(_("a step's place is missing"))
             if value == _UNUSED:
                 continue
-            if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= len(items):
+            if value not in allowed:
                 raise AnswerError(_("a step's place is not one of the list"))
             places.setdefault(int(value), []).append(item["id"])
         doubled = [place for place, ids in sorted(places.items()) if len(ids) > 1]
@@ -256,7 +272,10 @@ class Ordering(QuestionKind):
                 if distractors[step_id]["misconception"]:
                     misconceptions.append(distractors[step_id]["misconception"])
             else:
-                late = [need for need in spec["after"].get(step_id, []) if place.get(need, -1) > index]
+                # Every step it needs, directly or through others, that is in the order must come
+                # before it: a step placed ahead of one it needs only through a step left out is
+                # not right either (the step left out is counted as missing).
+                late = [need for need in _needs(spec["after"], step_id) if place.get(need, -1) > index]
                 known = [
                     w for w in spec.get("wrong_orders", []) if w["step"] == step_id and w["before"] in late
                 ]

@@ -124,7 +124,7 @@ def test_a_student_walks_the_whole_course(page, course, logged_in, grading_worke
                 steps.locator("[data-step]", has_text="maskeyle"),
                 by_root.filter(has_not=page.locator("msqrt")),
             ):
-                step.get_by_role("button", name="Kullanma").click()
+                step.get_by_role("button", name="Dışarıda bırak").click()
             expect(steps.locator("[data-unused] [data-step]")).to_have_count(3)
             for place, text in enumerate(("hesaplayın", "bölün", "Yasaklı", "Key'ler boyunca", "ile çarpın")):
                 texts = [t.strip() for t in used.all_inner_texts()]

@@ -62,9 +62,9 @@ def test_reorder_by_keyboard_leave_a_step_out_and_check(page, course, logged_in)
         assert used_order(question)[index] == TEXTS[step_id]
         if step_id == "mask":
             expect(status).to_have_text("«Maske»: 3. sıraya taşındı.")
-    # The distractor is last now: its "Kullanma" button moves it to the unused steps.
+    # The distractor is last now: its "Dışarıda bırak" button moves it to the unused steps.
     leave_out = question.locator("[data-step]", has_text=TEXTS["divide-dk"]).get_by_role(
-        "button", name="Kullanma"
+        "button", name="Dışarıda bırak"
     )
     tab_to(page, leave_out)
     page.keyboard.press("Enter")
