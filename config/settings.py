@@ -90,6 +90,7 @@ INSTALLED_APPS = [
     "instructors",
     "assessments",
     "lti",
+    "studio",
 ]
 
 MIDDLEWARE = [

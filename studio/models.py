@@ -1,0 +1,84 @@
+"""Drafts and revisions of a course's files, edited in the browser by its instructors.
+
+A draft is a file overlay: the course's working copy is its stored files (courses.SourceFile,
+exactly what the last import read) with its DraftFiles laid over them. Nothing of a draft
+reaches the lessons and questions students see until it is published, and a publish goes
+through the same validation and import as a course folder (studio.drafts).
+"""
+
+import difflib
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from courses.models import Course
+
+
+class DraftFile(models.Model):
+    """One file of the course's working copy that differs from what is published."""
+
+    course = models.ForeignKey(
+        Course, on_delete=models.CASCADE, related_name="draft_files", verbose_name=_("course")
+    )
+    path = models.CharField(_("path"), max_length=500)  # inside the course folder, "/"-separated
+    text = models.TextField(_("text"), blank=True)
+    deleted = models.BooleanField(_("deleted"), default=False)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, verbose_name=_("updated by")
+    )
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        ordering = ["course", "path"]
+        constraints = [
+            models.UniqueConstraint(fields=["course", "path"], name="draft_file_path_unique_in_course")
+        ]
+        verbose_name = _("draft file")
+        verbose_name_plural = _("draft files")
+
+    def __str__(self) -> str:
+        return self.path
+
+
+class Revision(models.Model):
+    """One publish: who, when, and every file it changed with its text before and after."""
+
+    course = models.ForeignKey(
+        Course, on_delete=models.CASCADE, related_name="revisions", verbose_name=_("course")
+    )
+    number = models.PositiveIntegerField(_("number"))
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, verbose_name=_("author")
+    )
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    summary = models.CharField(_("summary"), max_length=300, blank=True)
+    # {path: sha256} of every file the course held after this publish.
+    files = models.JSONField(_("files"), default=dict)
+    # [{"path", "old", "new"}]: the text of each changed file before and after (None: absent).
+    changes = models.JSONField(_("changes"), default=list)
+
+    class Meta:
+        ordering = ["course", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["course", "number"], name="revision_number_unique_in_course")
+        ]
+        verbose_name = _("revision")
+        verbose_name_plural = _("revisions")
+
+    def __str__(self) -> str:
+        return f"{self.course.slug} #{self.number}"
+
+    def diffs(self) -> list[tuple[str, str]]:
+        """(path, unified diff) for each file this publish changed."""
+        result = []
+        for change in self.changes:
+            old, new = change["old"], change["new"]
+            lines = difflib.unified_diff(
+                (old or "").splitlines(keepends=True),
+                (new or "").splitlines(keepends=True),
+                fromfile=change["path"] if old is not None else "/dev/null",
+                tofile=change["path"] if new is not None else "/dev/null",
+            )
+            result.append((change["path"], "".join(lines)))
+        return result
