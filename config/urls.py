@@ -10,6 +10,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
     path("accounts/", include("accounts.urls")),
+    path("egitmen/<slug:course_slug>/yazarlik/", include("studio.urls")),
     path("egitmen/", include("instructors.urls")),
     path("", include("lti.urls")),
     path("", include("assessments.urls")),
