@@ -40,6 +40,9 @@ function enhance(textarea) {
   const describedBy = textarea.getAttribute("aria-describedby");
   if (describedBy) contentAttributes["aria-describedby"] = describedBy;
 
+  // data-editor="text" (course files in Markdown or TOML): no Python highlighting over prose,
+  // and long lines wrap as paragraphs do.
+  const python = textarea.dataset.editor !== "text";
   const theme = new Compartment();
   const view = new EditorView({
     state: EditorState.create({
@@ -52,7 +55,7 @@ function enhance(textarea) {
         indentOnInput(),
         bracketMatching(),
         // The language alone: no completion sources (and no autocomplete package in the bundle).
-        new LanguageSupport(pythonLanguage),
+        python ? new LanguageSupport(pythonLanguage) : EditorView.lineWrapping,
         syntaxHighlighting(classHighlighter),
         indentUnit.of("    "),
         EditorState.tabSize.of(4),

@@ -69,8 +69,9 @@ class Revision(models.Model):
     def __str__(self) -> str:
         return f"{self.course.slug} #{self.number}"
 
-    def diffs(self) -> list[tuple[str, str]]:
-        """(path, unified diff) for each file this publish changed."""
+    def diffs(self) -> list[tuple[str, list[tuple[str, str]]]]:
+        """(path, lines of its unified diff) for each file this publish changed; each line
+        with its kind ("add", "remove", "hunk" or "" for context), for the page to mark."""
         result = []
         for change in self.changes:
             old, new = change["old"], change["new"]
@@ -80,5 +81,11 @@ class Revision(models.Model):
                 fromfile=change["path"] if old is not None else "/dev/null",
                 tofile=change["path"] if new is not None else "/dev/null",
             )
-            result.append((change["path"], "".join(lines)))
+            result.append((change["path"], [(_line_kind(line), line.rstrip("\n")) for line in lines]))
         return result
+
+
+def _line_kind(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return "file"
+    return {"+": "add", "-": "remove", "@": "hunk"}.get(line[:1], "")

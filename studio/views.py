@@ -117,6 +117,7 @@ def edit_file(request: HttpRequest, course_slug: str, path: str) -> HttpResponse
         "here": path,
         "path": path,
         "text": text,
+        "editor_mode": "" if path.endswith(".py") else "text",
         "is_draft": course.draft_files.filter(path=path).exists(),
         "saved": request.GET.get("kaydedildi") == "1",
         "error": error,

@@ -107,7 +107,8 @@ def test_a_good_publish_changes_the_lesson_for_students_and_keeps_their_attempts
     assert (revision.number, revision.author, revision.summary) == (1, teacher, "Daha açık")
     [(path, diff)] = revision.diffs()
     assert path == LESSON
-    assert "-Skor $QK^T$ ile hesaplanır:" in diff and "+Skor $QK^\\top$ ile bulunur:" in diff
+    assert ("remove", "-Skor $QK^T$ ile hesaplanır:") in diff
+    assert ("add", "+Skor $QK^\\top$ ile bulunur:") in diff
 
 
 @pytest.mark.django_db(transaction=True)
