@@ -32,6 +32,7 @@ from .models import DraftFile, Revision
 
 DRAFT = "draft"
 PUBLISHED = "published"
+DELETED = "deleted"  # a draft that removes the file
 
 
 class DraftRefused(Exception):
@@ -58,16 +59,17 @@ def working_copy(course: Course, only: str | None = None) -> dict[str, bytes]:
 
 
 def file_states(course: Course) -> dict[str, str]:
-    """Every path of the working copy (and each deleted one): DRAFT or PUBLISHED."""
+    """Every path of the working copy (and each deleted one): DRAFT, PUBLISHED or DELETED."""
     states = dict.fromkeys(course.source_files.values_list("path", flat=True), PUBLISHED)
-    for path in course.draft_files.values_list("path", flat=True):
-        states[path] = DRAFT
+    for path, deleted in course.draft_files.values_list("path", "deleted"):
+        states[path] = DELETED if deleted else DRAFT
     return dict(sorted(states.items()))
 
 
-def read_text(course: Course, path: str) -> str | None:
-    """The working copy's text of ``path`` (None if the course has no such file)."""
-    data = working_copy(course).get(path)
+def read_text(course: Course, path: str, *, published: bool = False) -> str | None:
+    """The working copy's text of ``path`` (None if the course has no such file), or the
+    published text when ``published``."""
+    data = (export_course(course) if published else working_copy(course)).get(path)
     return None if data is None else data.decode("utf-8", errors="replace")
 
 

@@ -17,8 +17,9 @@ from courses.exporter import folder_name
 from courses.models import Course, Exercise, Question
 
 from .drafts import (
-    DRAFT,
+    PUBLISHED,
     DraftRefused,
+    delete_file,
     discard_draft,
     file_states,
     may_author,
@@ -65,7 +66,7 @@ def _outline(request: HttpRequest, course: Course, problems=None, status: int = 
                 "lesson": lesson,
                 "folder": where,
                 "files": files,
-                "drafts": any(state == DRAFT for _path, state in files),
+                "drafts": any(state != PUBLISHED for _path, state in files),
                 "items": [(q.slug, Question._meta.verbose_name) for q in lesson.questions.active()]
                 + [(e.slug, Exercise._meta.verbose_name) for e in lesson.exercises.active()],
             }
@@ -75,7 +76,7 @@ def _outline(request: HttpRequest, course: Course, problems=None, status: int = 
         "here": _("Authoring"),
         "lessons": lessons,
         "other_files": [(p, s) for p, s in states.items() if p not in in_lessons],
-        "draft_count": sum(state == DRAFT for state in states.values()),
+        "draft_count": sum(state != PUBLISHED for state in states.values()),
         "problems": problems if problems is not None else request.session.get(_PROBLEMS % course.slug, []),
     }
     return render(request, "studio/outline.html", context, status=status)
@@ -90,10 +91,13 @@ def _preview(course: Course, path: str, text: str) -> LessonPreview | None:
 
 @login_required
 def edit_file(request: HttpRequest, course_slug: str, path: str) -> HttpResponse:
-    """Any text file of the course: "Save draft", "Preview" (without JavaScript) and
-    "Discard draft"; a lesson.md shows its preview beside the text."""
+    """Any text file of the course: "Save draft", "Preview" (without JavaScript), "Delete"
+    (a draft too: publishing it retires what the file held) and "Discard draft"; a lesson.md
+    shows its preview beside the text."""
     course = _get_course(request, course_slug)
-    text = read_text(course, path)
+    draft = course.draft_files.filter(path=path).first()
+    deleting = draft is not None and draft.deleted
+    text = read_text(course, path, published=deleting)
     if text is None:
         raise Http404
     error = ""
@@ -111,6 +115,9 @@ def edit_file(request: HttpRequest, course_slug: str, path: str) -> HttpResponse
         elif action == "discard":
             discard_draft(course, path)
             return redirect("studio:edit", course.slug, path)
+        elif action == "delete":
+            delete_file(course, path, request.user)
+            return redirect("studio:outline", course.slug)
     problems = [p for p in request.session.get(_PROBLEMS % course.slug, []) if p["file"] == path]
     context = {
         "course": course,
@@ -118,7 +125,8 @@ def edit_file(request: HttpRequest, course_slug: str, path: str) -> HttpResponse
         "path": path,
         "text": text,
         "editor_mode": "" if path.endswith(".py") else "text",
-        "is_draft": course.draft_files.filter(path=path).exists(),
+        "is_draft": draft is not None,
+        "deleting": deleting,
         "saved": request.GET.get("kaydedildi") == "1",
         "error": error,
         "problems": problems,

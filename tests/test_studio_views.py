@@ -130,3 +130,29 @@ def test_publish_then_revisions_show_the_diff_and_go_back(client, mini_course, t
     run_queue()
     assert "Birinci ile" in mini_course.lessons.get(slug="first").body_source
     assert mini_course.revisions.count() == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_deleting_a_questions_file_retires_its_questions_on_publish_and_keeps_attempts(
+    client, mini_course, teacher, run_queue, alice
+):
+    from courses.models import Attempt
+
+    question = mini_course.questions.get(slug="first-choice")
+    Attempt.objects.create(user=alice, question=question, answer={"choice": 0}, status="done")
+    path = "01-first/questions.toml"
+    url = reverse("studio:edit", args=["mini", path])
+    client.post(url, {"text": "", "action": "delete"})
+    outline = client.get(reverse("studio:outline", args=["mini"])).text
+    at = outline.index(f"<code>{path}</code>")
+    assert "silinecek" in outline[at : at + 120]
+    assert "Dosyayı tutmak için taslağı atın" in client.get(url).text
+    assert not mini_course.questions.get(slug="first-choice").retired  # only a draft so far
+
+    client.post(reverse("studio:publish", args=["mini"]), {"only": "01-first"})
+    run_queue()
+    question.refresh_from_db()
+    assert question.retired and Attempt.objects.filter(question=question).count() == 1
+    assert client.get(url).status_code == 404  # the file is gone
+    [change] = mini_course.revisions.get().changes
+    assert change["path"] == path and change["new"] is None
