@@ -215,10 +215,11 @@ def _record(course: Course, user_id, summary: str, before: dict, after: dict) ->
         )
 
 
-def revision_files(revision: Revision) -> dict[str, str]:
-    """The text of every file of the course as ``revision`` left it: from the revisions'
-    recorded changes (each file that changed since is recorded with its text before the
-    change) and the course's files for those that did not change."""
+def revision_files(revision: Revision) -> tuple[dict[str, str], list[str]]:
+    """The text of every file of the course as ``revision`` left it, and the paths whose text
+    there is no longer known. The text comes from the revisions' recorded changes (a file
+    changed here since is recorded with its text before the change) and the course's files
+    for those that did not change; a file changed by an upload since, and not here, is lost."""
     course = revision.course
     texts: dict[str, str] = {}
     for data in course.source_files.values_list("data", flat=True):
@@ -228,12 +229,28 @@ def revision_files(revision: Revision) -> dict[str, str]:
             for text in (change["old"], change["new"]):
                 if text is not None:
                     texts[sha256(text.encode())] = text
-    return {path: texts[digest] for path, digest in revision.files.items()}
+    found = {path: texts[digest] for path, digest in revision.files.items() if digest in texts}
+    return found, sorted(revision.files.keys() - found.keys())
 
 
 def revert(course: Course, revision: Revision, user, *, force: bool = False) -> Published:
     """Make the working copy equal to ``revision``'s files and publish it."""
-    target = revision_files(revision)
+    target, lost = revision_files(revision)
+    if lost:
+        return Published(
+            [
+                Problem(
+                    path,
+                    1,
+                    _(
+                        "Revision %(number)s cannot be restored: this file was changed by an upload "
+                        "since, and its text at that revision is not kept."
+                    )
+                    % {"number": revision.number},
+                )
+                for path in lost
+            ]
+        )
     with transaction.atomic():
         course.draft_files.all().delete()
         for path in export_course(course).keys() - target.keys():

@@ -4,7 +4,7 @@ publish a revision with a readable diff that can be reverted."""
 
 import pytest
 
-from courses.exporter import export_course
+from courses.exporter import export_course, store_files
 from courses.models import Attempt, Course, Enrollment
 from studio import drafts
 from studio.drafts import DRAFT, PUBLISHED
@@ -159,3 +159,20 @@ def test_a_row_edited_in_the_admin_is_not_overwritten_silently(mini_course, teac
     drafts.publish(mini_course, teacher, force=True)
     run_queue()
     assert "Yeni" in _published_body() and not mini_course.draft_files.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_revision_whose_files_an_upload_changed_since_is_not_restored_half(mini_course, teacher, run_queue):
+    _edit(mini_course, teacher, "Skor $QK^T$", "Birinci sürüm")
+    drafts.publish(mini_course, teacher)
+    run_queue()
+    # An upload (not the studio) changes another file: its earlier text is kept nowhere.
+    files = export_course(mini_course)
+    files["02-second/lesson.md"] += "\nYüklemeyle geldi.\n".encode()
+    store_files(mini_course, files)
+
+    outcome = drafts.revert(mini_course, mini_course.revisions.get(), teacher)
+
+    assert [p.file for p in outcome.problems] == ["02-second/lesson.md"]
+    assert "geri getirilemez" in outcome.problems[0].message
+    assert not mini_course.draft_files.exists() and outcome.result_id == ""
