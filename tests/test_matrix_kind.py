@@ -479,3 +479,14 @@ def test_the_instructor_sees_each_variants_matrix_and_answers_one_like_a_student
     ).text
     assert "Doğru!" in text_of(answered)
     assert not Attempt.objects.exists()  # recorded nowhere
+
+
+def test_a_paste_at_the_boxs_limit_is_read_although_the_browser_sends_crlf(course, client, alice):
+    # The textarea's maxlength counts a newline once; the browser sends it as "\r\n".
+    rows = "[2, -1, 0.5]\n[4, 3, 1]"
+    paste = rows + "\n" * (2000 - len(rows))
+    assert len(paste) == 2000
+    post_cells(client, [[""] * 3] * 2, paste=paste.replace("\n", "\r\n"))
+    assert Attempt.objects.get(user=alice).correct
+    with pytest.raises(AnswerError):  # really too long stays refused
+        clean({"matrix": [[""] * 3] * 2, "paste": paste.replace("\n", "\r\n") + "1"})

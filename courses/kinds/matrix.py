@@ -144,6 +144,8 @@ class Matrix(QuestionKind):
             paste, matrix = matrix, None
         if not isinstance(paste, str):
             raise AnswerError(_("the pasted matrix must be text"))
+        # Browsers submit a textarea's newlines as CRLF: its maxlength counts them as one character.
+        paste = paste.replace("\r\n", "\n")
         if len(paste) > MAX_PASTE_CHARS:
             raise AnswerError(
                 _("the pasted matrix is longer than %(limit)d characters") % {"limit": MAX_PASTE_CHARS}
