@@ -490,3 +490,29 @@ def test_a_paste_at_the_boxs_limit_is_read_although_the_browser_sends_crlf(cours
     assert Attempt.objects.get(user=alice).correct
     with pytest.raises(AnswerError):  # really too long stays refused
         clean({"matrix": [[""] * 3] * 2, "paste": paste.replace("\n", "\r\n") + "1"})
+
+
+SQUARE = SPEC | {"answer": [[1.125, 2.5], [3.0, 4.0]]}
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        "np.array([[1.125, 2.5], [3., 4.]])",
+        "[[1.125 2.5  ]\n [3.    4.   ]]",  # print(np_array)
+        "[[1.125, 2.5], [3.0, 4.0]]",
+    ],
+)
+def test_in_turkish_a_dot_in_pasted_numpy_notation_is_a_decimal_point(pasted):
+    cleaned = clean({"matrix": [[""] * 2] * 2, "paste": pasted}, SQUARE)
+    assert cleaned == {"matrix": [[1.125, 2.5], [3, 4]]}
+    assert MATRIX.grade(SQUARE, cleaned).correct
+
+
+def test_in_turkish_a_typed_cell_or_plain_pasted_row_with_a_thousands_look_is_still_asked_again():
+    for answer in (
+        {"matrix": [["1.125", "2,5"], ["3", "4"]], "paste": ""},
+        {"matrix": [[""] * 2] * 2, "paste": "1.125 2,5\n3 4"},
+    ):
+        with pytest.raises(NotGradable, match="iki türlü okunabilir"):
+            clean(answer, SQUARE)

@@ -156,7 +156,9 @@ class Matrix(QuestionKind):
             except MatrixTextError as problem:
                 raise NotGradable(str(problem)) from None
             _check_pasted_shape(cells, rows, cols)
+            dot_is_decimal = is_code_notation(paste)
         else:
+            dot_is_decimal = False  # a cell typed "1.125" in Turkish is asked again
             if (
                 not isinstance(matrix, list)
                 or len(matrix) != rows
@@ -177,7 +179,10 @@ class Matrix(QuestionKind):
             if all(isinstance(cell, str) and not cell.strip() for row in cells for cell in row):
                 raise NotGradable(_("Fill in the grid (or paste the whole matrix), then check your answer."))
         return {
-            "matrix": [[_cell_value(cell, i, j) for j, cell in enumerate(row)] for i, row in enumerate(cells)]
+            "matrix": [
+                [_cell_value(cell, i, j, dot_is_decimal) for j, cell in enumerate(row)]
+                for i, row in enumerate(cells)
+            ]
         }
 
     def grade(self, spec, answer):
@@ -327,6 +332,14 @@ def split_matrix_text(text: str, cols: int) -> list[list[str]]:
     return rows
 
 
+def is_code_notation(text: str) -> bool:
+    """Whether a pasted matrix is written as Python or NumPy writes one (brackets,
+    ``np.array(…)``, NumPy's printout): there a dot is a decimal point, never a thousands
+    separator, in any language."""
+    body = text.strip()
+    return bool(_CALL.match(body)) or "[" in body
+
+
 def _split_row(line: str, cols: int, bracketed: bool) -> list[str]:
     line = line.strip().strip(",").strip()
     if _SPACED_COMMA.search(line):
@@ -363,14 +376,14 @@ def _check_pasted_shape(cells: list[list[str]], rows: int, cols: int) -> None:
             )
 
 
-def _cell_value(cell: str | int | float, i: int, j: int) -> float | int:
+def _cell_value(cell: str | int | float, i: int, j: int, dot_is_decimal: bool = False) -> float | int:
     if isinstance(cell, str):
         if not cell.strip():
             raise NotGradable(
                 _("Row %(row)d, column %(col)d is empty: fill in every cell.") % {"row": i + 1, "col": j + 1}
             )
         try:
-            value = parse_number(cell)
+            value = parse_number(cell, dot_is_decimal=dot_is_decimal)
         except AmbiguousNumber as exc:
             raise NotGradable(
                 _("Row %(row)d, column %(col)d: %(problem)s") % {"row": i + 1, "col": j + 1, "problem": exc}

@@ -33,10 +33,11 @@ class AmbiguousNumber(ValueError):
     """The text is a number only under one of two readings; the message says how to write it."""
 
 
-def parse_number(text: str) -> float:
+def parse_number(text: str, *, dot_is_decimal: bool = False) -> float:
     """Accept Turkish and English decimal marks: "0,5", "0.5", "1e-3", "−2". Refuse what a
     thousands separator makes ambiguous ("32.768" in Turkish, "1,234" in English, "1.234,5")
-    with AmbiguousNumber instead of guessing."""
+    with AmbiguousNumber instead of guessing. ``dot_is_decimal``: the number was read from
+    Python or NumPy notation, where a dot can only be a decimal point."""
     cleaned = text.strip().replace("\u2212", "-").replace(" ", "")
     marks = [c for c in cleaned if c in ".,"]
     if len(marks) > 1 and re.fullmatch(r"[-+]?[\d.,]+", cleaned):
@@ -50,7 +51,11 @@ def parse_number(text: str) -> float:
     if not _NUMBER.fullmatch(cleaned):
         raise ValueError("not a number")
     looks = _THOUSANDS_LOOK.fullmatch(cleaned)
-    if looks and looks.group(2) == get_format("THOUSAND_SEPARATOR"):
+    if (
+        looks
+        and looks.group(2) == get_format("THOUSAND_SEPARATOR")
+        and not (dot_is_decimal and looks.group(2) == ".")
+    ):
         _whole, _mark, _rest = looks.groups()
         raise AmbiguousNumber(
             _(
