@@ -139,21 +139,21 @@ def _item_rows(assessment: Assessment, user, may_hand_in: bool) -> list[dict]:
             row.update(
                 attempt=attempt, kind_context=kind.context(item.spec, (user.pk, item.course_id, item.slug))
             )
-            feedback: list[dict] = []
             shown_items: list[dict] = []
+            wrong_parts = 0  # score_only: how many parts are wrong, never which
             if attempt is not None and attempt.status == attempt.Status.DONE:
                 answer, graded = attempt.answer or {}, attempt.feedback or []
                 spec = spec_answered(attempt)  # the variant it was graded on, even if it changed since
                 try:
                     feedback = kind.feedback_items(spec, answer, graded)
+                    wrong_parts = kind.wrong_parts(spec, answer, graded)
                     # Marks per option only once the student can answer no more, as in lessons.
                     final = not row["may_hand_in"]
                     withheld = None if final else kind.withheld_feedback(spec, answer, graded)
                     shown_items = feedback if withheld is None else withheld
                 except (KeyError, IndexError, TypeError, StopIteration):
-                    feedback = shown_items = []
-            # score_only: how many parts are wrong, never which.
-            row["wrong_parts"] = sum(1 for f in feedback if not f.get("correct"))
+                    shown_items, wrong_parts = [], 0
+            row["wrong_parts"] = wrong_parts
             row["feedback_items"] = shown_items if shown == "full" else []
         rows.append(row)
     return rows

@@ -516,3 +516,25 @@ def test_in_turkish_a_typed_cell_or_plain_pasted_row_with_a_thousands_look_is_st
     ):
         with pytest.raises(NotGradable, match="iki türlü okunabilir"):
             clean(answer, SQUARE)
+
+
+def homework_course(tmp_path, alice, client, feedback: str) -> None:
+    folder = write_course(tmp_path, QUESTIONS)
+    (folder / "assessments").mkdir()
+    (folder / "assessments" / "odev.toml").write_text(HOMEWORK.format(feedback=feedback), encoding="utf-8")
+    import_course(folder)
+    Course.objects.get(slug="yazili").enroll(alice)
+    client.force_login(alice)
+
+
+def test_score_only_homework_counts_each_wrong_cell_as_a_part(db, tmp_path, alice, client):
+    homework_course(tmp_path, alice, client, "score_only")
+    cells = {
+        f"cell-{i}-{j}": text
+        for i, row in enumerate([["2", "9", "9"], ["9", "9", "9"]])  # 5 of 6 cells wrong
+        for j, text in enumerate(row)
+    }
+    client.post(reverse("assessment_answer", args=["yazili", "odev", "skorlar"]), cells | {"paste": ""})
+    page = text_of(client.get(reverse("assessment", args=["yazili", "odev"])).text)
+    assert "5 kısım henüz doğru değil" in page
+    assert "1 kısım" not in page

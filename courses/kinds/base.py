@@ -156,6 +156,12 @@ class QuestionKind:
         """Feedback ready for display: [{"correct", "label_html", "html", "hint_html"}]."""
         return []
 
+    def wrong_parts(self, spec: dict, answer: dict, grade_feedback: list[dict]) -> int:
+        """How many parts of a graded answer are not right, for feedback that says how many
+        and never which (an assessment's score-only feedback). By default: the feedback items
+        that are not right; a kind whose one item sums up many parts counts those parts."""
+        return sum(1 for item in self.feedback_items(spec, answer, grade_feedback) if not item.get("correct"))
+
     def withheld_feedback(self, spec: dict, answer: dict, grade_feedback: list[dict]) -> list[dict] | None:
         """What shows instead of feedback_items while attempts are left and the answer is not
         shown, for a kind whose marks per part would give the answer key away (how many parts

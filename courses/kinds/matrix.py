@@ -241,6 +241,10 @@ class Matrix(QuestionKind):
             }
         ]
 
+    def wrong_parts(self, spec, answer, grade_feedback):
+        # One feedback item sums up the grid: each wrong cell is a part.
+        return sum(1 for row in grade_feedback[0]["marks"] for ok in row if not ok)
+
     def solution_items(self, spec):
         rows, cols = _shape(spec["answer"])
         return [
