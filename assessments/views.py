@@ -24,6 +24,28 @@ from .handin import log_refusal, record_answer, record_submission
 from .models import Assessment, HandIn, Refused, TooManyPasswords
 from .scoring import student_scores
 
+# Answers that could not be graded (an empty cell), kept in the session until the assessment's
+# page shows them again in their form: {"<assessment pk>:<item slug>": the posted answer}.
+DRAFTS = "assessment_drafts"
+
+
+def _keep_draft(request: HttpRequest, assessment: Assessment, slug: str, raw: dict) -> None:
+    drafts = request.session.get(DRAFTS, {})
+    drafts[f"{assessment.pk}:{slug}"] = raw
+    request.session[DRAFTS] = drafts
+
+
+def _take_drafts(request: HttpRequest, assessment: Assessment) -> dict[str, dict]:
+    """This assessment's kept answers by item slug, forgotten once taken (shown once)."""
+    drafts = request.session.get(DRAFTS)
+    if not drafts:
+        return {}
+    prefix = f"{assessment.pk}:"
+    mine = {key.removeprefix(prefix): raw for key, raw in drafts.items() if key.startswith(prefix)}
+    if mine:
+        request.session[DRAFTS] = {k: v for k, v in drafts.items() if not k.startswith(prefix)}
+    return mine
+
 
 def _get_assessment(course_slug: str, slug: str) -> Assessment:
     return get_object_or_404(
@@ -78,7 +100,8 @@ def assessment_detail(request: HttpRequest, course_slug: str, slug: str) -> Http
         else None,
         "credit_now": round(100 * (windows.credit_at(now) or 0)),
     }
-    rows = _item_rows(assessment, user, may_hand_in) if show_items else []
+    drafts = _take_drafts(request, assessment)
+    rows = _item_rows(assessment, user, may_hand_in, drafts) if show_items else []
     context.update(
         items=rows,
         # Code items get the lesson pages' editor and live status (js/exercise.js, build/editor.js).
@@ -88,7 +111,7 @@ def assessment_detail(request: HttpRequest, course_slug: str, slug: str) -> Http
     return render(request, "assessments/assessment.html", context)
 
 
-def _item_rows(assessment: Assessment, user, may_hand_in: bool) -> list[dict]:
+def _item_rows(assessment: Assessment, user, may_hand_in: bool, drafts: dict[str, dict]) -> list[dict]:
     objects = assessment.item_objects()
     # Each question as this student is asked it: their own variant (one query for the page).
     questions = [item for item in objects.values() if isinstance(item, Question)]
@@ -137,7 +160,10 @@ def _item_rows(assessment: Assessment, user, may_hand_in: bool) -> list[dict]:
                 continue
             attempt = last.attempt if last else None
             row.update(
-                attempt=attempt, kind_context=kind.context(item.spec, (user.pk, item.course_id, item.slug))
+                attempt=attempt,
+                kind_context=kind.context(item.spec, (user.pk, item.course_id, item.slug)),
+                # What the student typed in an answer that could not be graded: shown again to correct.
+                draft=drafts.get(item.slug),
             )
             shown_items: list[dict] = []
             wrong_parts = 0  # score_only: how many parts are wrong, never which
@@ -269,6 +295,7 @@ def _answer_in_assessment(request: HttpRequest, question: Question, slug: str) -
             ),
         )
         return redirect(back)
+    raw = None
     try:
         raw = kind.answer_from_post(question.spec, request.POST)
         attempt = record_answer(assessment, request.user, question, raw)
@@ -281,6 +308,8 @@ def _answer_in_assessment(request: HttpRequest, question: Question, slug: str) -
         }
         return render(request, "400.html", {"message": message}, status=400)
     except NotGradable as exc:
+        if raw is not None:  # one empty cell must not wipe the whole grid
+            _keep_draft(request, assessment, question.slug, raw)
         messages.warning(request, str(exc))
     except GraderFailed:
         messages.warning(

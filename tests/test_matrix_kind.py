@@ -11,6 +11,7 @@ from django.utils import translation
 from test_kind_registry import text_of
 from test_rendered_text import write_course
 
+from assessments.models import HandIn
 from courses.importer import ImportRefused, import_course
 from courses.kinds import AnswerError, NotGradable, SpecProblem, get_kind
 from courses.models import Attempt, Course, Enrollment, Question
@@ -538,3 +539,24 @@ def test_score_only_homework_counts_each_wrong_cell_as_a_part(db, tmp_path, alic
     page = text_of(client.get(reverse("assessment", args=["yazili", "odev"])).text)
     assert "5 kısım henüz doğru değil" in page
     assert "1 kısım" not in page
+
+
+def test_an_empty_cell_in_a_homework_keeps_the_other_cells_typed_and_stores_nothing(
+    db, tmp_path, alice, client
+):
+    homework_course(tmp_path, alice, client, "score_only")
+    cells = {
+        f"cell-{i}-{j}": text
+        for i, row in enumerate([["2", "-1", ""], ["4", "3", "1,5"]])
+        for j, text in enumerate(row)
+    }
+    response = client.post(
+        reverse("assessment_answer", args=["yazili", "odev", "skorlar"]), cells | {"paste": ""}, follow=True
+    )
+    assert "Satır 1, sütun 3 boş" in text_of(response.text)
+    assert re.search(r'name="cell-0-1"[^>]*value="-1"', response.text)
+    assert re.search(r'name="cell-1-2"[^>]*value="1,5"', response.text)
+    assert not Attempt.objects.exists() and not HandIn.objects.exists()
+    # Shown once: the next visit shows the page as it is (nothing was stored).
+    again = client.get(reverse("assessment", args=["yazili", "odev"])).text
+    assert not re.search(r'name="cell-1-2"[^>]*value="1,5"', again)
