@@ -17,6 +17,7 @@ comment and nothing about its author) and a ``[[misconceptions]]`` stanza for ex
 with the expected signature as comments (the loader takes no other keys).
 """
 
+import ast
 import hashlib
 import io
 import json
@@ -432,10 +433,14 @@ def _signature_lines(group: Group) -> list[str]:
     return lines
 
 
+def _shown(group: Group) -> Member:
+    return group.examples[0] if group.examples else group.representative()
+
+
 def variant_file(exercise, group: Group, tag: str, when: datetime | None = None) -> str:
     """``variants/<tag>.py``: the group's representative program under a header that says
     where it came from (the exercise, how many students, when), never who sent it."""
-    shown = group.examples[0] if group.examples else group.representative()
+    shown = _shown(group)
     day = timezone.localtime(when or timezone.now()).date().isoformat()
     header = _(
         "Misconception candidate “%(tag)s”, exported from the submissions of exercise “%(exercise)s” "
@@ -447,28 +452,76 @@ def variant_file(exercise, group: Group, tag: str, when: datetime | None = None)
     return _comment(header) + "\n\n" + code.rstrip("\n") + "\n"
 
 
-def _without_author(code: str, user_id: int) -> str:
-    """``code`` with its author's username, names and e-mail address taken out of its comments
-    (students sign their work); the code itself is left as it is: a name can be an identifier."""
+def names_author(group: Group, exported: str) -> bool:
+    """Whether the exported program still holds the username, a name or the e-mail address of
+    the student who sent it: in its code (an identifier, a string) where it is not taken out."""
+    pattern = _author_pattern(_shown(group).user_id)
+    return pattern is not None and pattern.search(exported) is not None
+
+
+def _author_pattern(user_id: int) -> re.Pattern[str] | None:
     person = (
         User.objects.filter(pk=user_id).values_list("username", "first_name", "last_name", "email").first()
     )
     words = sorted({str(w) for w in person or () if w and len(str(w)) >= 3}, key=len, reverse=True)
     if not words:
+        return None
+    return re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+
+
+def _without_author(code: str, user_id: int) -> str:
+    """``code`` with its author's username, names and e-mail address taken out of its comments
+    and docstrings (students sign their work); the code itself is left as it is: a name can be
+    an identifier."""
+    pattern = _author_pattern(user_id)
+    if pattern is None:
         return code
-    pattern = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
-    lines = code.split("\n")
     try:
-        comments = [
-            t for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type == tokenize.COMMENT
-        ]
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
     except (tokenize.TokenError, SyntaxError):
         return code
-    for token in reversed(comments):  # right to left: earlier columns stay valid
-        row, start = token.start
-        line = lines[row - 1]
-        lines[row - 1] = line[:start] + pattern.sub("…", line[start : token.end[1]]) + line[token.end[1] :]
-    return "\n".join(lines)
+    docstrings = _docstring_starts(code)
+    line_starts = [0]
+    for line in code.split("\n"):  # tokenize's lines: split at "\n" only
+        line_starts.append(line_starts[-1] + len(line) + 1)
+
+    def offset(position: tuple[int, int]) -> int:
+        row, column = position
+        return line_starts[row - 1] + column
+
+    signed = [
+        t
+        for t in tokens
+        if t.type == tokenize.COMMENT or (t.type == tokenize.STRING and t.start in docstrings)
+    ]
+    for token in reversed(signed):  # right to left: earlier offsets stay valid
+        start, end = offset(token.start), offset(token.end)
+        code = code[:start] + pattern.sub("…", code[start:end]) + code[end:]
+    return code
+
+
+def _docstring_starts(code: str) -> set[tuple[int, int]]:
+    """Where each docstring (a string that is the first statement of the module, a function
+    or a class) starts, as (line, character column) like tokenize's positions."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return set()
+    lines = code.split("\n")
+    starts = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        first = node.body[0] if node.body else None
+        if (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+        ):
+            line = lines[first.lineno - 1].encode()
+            # ast counts columns in UTF-8 bytes, tokenize in characters.
+            starts.add((first.lineno, len(line[: first.col_offset].decode(errors="replace"))))
+    return starts
 
 
 def toml_stanza(group: Group, tag: str) -> str:

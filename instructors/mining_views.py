@@ -124,5 +124,6 @@ def export_candidate(request: HttpRequest, course_slug: str, slug: str, key: str
             "tag": tag,
             "variant": variant,
             "stanza": stanza,
+            "names_author": mining.names_author(group, variant),
         },
     )

@@ -623,3 +623,47 @@ def test_an_exercise_statistics_page_links_to_its_candidates(client, django_user
     client.force_login(teacher)
     page = client.get(reverse("instructors:item", args=[course.slug, "e", exercise.slug])).content.decode()
     assert reverse("instructors:mining", args=[course.slug, exercise.slug]) in page
+
+
+def export_of_a_program_by_ayse(make_user, course, teacher, client, code: str) -> str:
+    """The export page of a candidate whose shown program is Ayşe Yılmaz's ``code`` (every
+    program differs: the latest is shown)."""
+    from django.contrib.auth.models import User
+
+    exercise = course.exercises.get()
+    for index, user in enumerate(students(make_user, course, "ogr", 4)):
+        store(user, exercise, code=f"baska = {index}", **WRONG_AXIS)
+    author = User.objects.create(
+        username="ayse", first_name="Ayşe", last_name="Yılmaz", email="ayse.y@okul.edu.tr"
+    )
+    course.enroll(author)
+    store(author, exercise, code=code, **WRONG_AXIS)
+    [candidate] = mining.mine(exercise).candidates
+    assert candidate.examples[0].user_id == author.pk
+    client.force_login(teacher)
+    export = reverse("instructors:mining_export", args=["madde", SLUG, candidate.key])
+    return client.get(export, {"etiket": "yeni"}).content.decode()
+
+
+def test_docstrings_of_the_exported_program_leave_out_who_wrote_it(make_user, course, teacher, client):
+    signed = (
+        '"""Yazan: Ayşe Yılmaz, 2021"""\n'
+        "\n\n"
+        "def attention(Q, K, V, mask=None):\n"
+        '    """Ödev 3 — ayse.y@okul.edu.tr\n\n    Ayşe\'nin çözümü."""\n'
+        '    return Q  # "ayse" imzası\n'
+    )
+    page = export_of_a_program_by_ayse(make_user, course, teacher, client, signed)
+    assert "&quot;&quot;&quot;Yazan: … …, 2021&quot;&quot;&quot;" in page
+    assert "&quot;&quot;&quot;Ödev 3 — …\n\n    …&#x27;nin çözümü.&quot;&quot;&quot;" in page
+    assert "ayşe" not in page.lower() and "yılmaz" not in page.lower() and "ayse" not in page.lower()
+    assert "hâlâ içeriyor" not in page
+
+
+def test_a_name_left_in_the_exported_code_is_warned_about(make_user, course, teacher, client):
+    code = 'def attention(Q, K, V, mask=None):\n    print("Ayşe Yılmaz")\n    return Q\n'
+    page = export_of_a_program_by_ayse(make_user, course, teacher, client, code)
+    assert "print(&quot;Ayşe Yılmaz&quot;)" in page  # code is left as written
+    assert (
+        "Program, onu gönderen öğrencinin adını, kullanıcı adını ya da e-posta adresini hâlâ içeriyor" in page
+    )
