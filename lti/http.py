@@ -41,8 +41,8 @@ def get_json(url: str, bearer: str = "") -> Any:
     return _send(urllib.request.Request(url, headers=headers))
 
 
-def post_json(url: str, data: dict, bearer: str = "") -> Any:
-    headers = {"Accept": "application/json", "Content-Type": "application/json"}
+def post_json(url: str, data: dict, bearer: str = "", content_type: str = "application/json") -> Any:
+    headers = {"Accept": "application/json", "Content-Type": content_type}
     if bearer:
         headers["Authorization"] = f"Bearer {bearer}"
     return _send(urllib.request.Request(url, data=json.dumps(data).encode(), headers=headers, method="POST"))

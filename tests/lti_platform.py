@@ -96,6 +96,9 @@ class TestPlatform:
         self.deep_links: list[dict] = []
         self.members: dict[str, list[dict]] = {}  # the roster (NRPS) of each LMS course
         self.tokens: set[str] = set()  # access tokens the token endpoint gave out
+        self.lineitems: dict[str, list[dict]] = {}  # AGS line items of each LMS course
+        self.scores: list[dict] = []  # the scores the platform took, in order
+        self.fail_scores = 0  # answer this many score POSTs with 500 before taking one
         self.page_size = 2  # members per roster page: the tool must follow rel="next"  # the content items tools sent back, as verified claims
         platform = self
 
@@ -268,6 +271,9 @@ class TestPlatform:
                 request.send_header("Link", f'<{link}>; rel="next"')
             request.end_headers()
             request.wfile.write(data)
+        elif parsed.path.startswith("/ags/"):
+            status, answer = self._ags(request.headers.get("Authorization", ""), method, parsed.path, body)
+            self._send(request, status, json.dumps(answer), "application/json")
         elif parsed.path == "/deep-link-return" and method == "POST":
             status, text = self._deep_link_return(dict(urllib.parse.parse_qsl(body)))
             self._send(request, status, text, "text/html; charset=utf-8")
@@ -452,6 +458,36 @@ class TestPlatform:
             {"id": f"{self.url}/nrps/{context_id}", "context": {"id": context_id}, "members": page},
             link,
         )
+
+    def _ags(self, authorization: str, method: str, path: str, body: str) -> tuple[int, Any]:
+        """Line items (GET lists, POST makes one) and scores (POST) of an LMS course; a score
+        older than the newest one taken is ignored, as the AGS spec says."""
+        if authorization.removeprefix("Bearer ") not in self.tokens:
+            return 401, {"error": "invalid_token"}
+        parts = path.strip("/").split("/")  # ags, context, lineitems[, id[, scores]]
+        items = self.lineitems.setdefault(parts[1], [])
+        if len(parts) == 3 and method == "GET":
+            return 200, items
+        if len(parts) == 3 and method == "POST":
+            item = json.loads(body)
+            item["id"] = f"{self.url}/ags/{parts[1]}/lineitems/item-{len(items) + 1}"
+            items.append(item)
+            return 201, item
+        if len(parts) == 5 and parts[4] == "scores" and method == "POST":
+            if self.fail_scores > 0:
+                self.fail_scores -= 1
+                return 500, {"error": "try again later"}
+            score = json.loads(body) | {"lineitem": parts[3]}
+            newer = [
+                s
+                for s in self.scores
+                if (s["lineitem"], s["userId"]) == (score["lineitem"], score["userId"])
+                and s["timestamp"] >= score["timestamp"]
+            ]
+            if not newer:
+                self.scores.append(score)
+            return 200, {}
+        return 404, {"error": "not found"}
 
     def _token(self, form: dict[str, str]) -> tuple[int, dict]:
         """client_credentials with a JWT client assertion signed by the tool (checked against
