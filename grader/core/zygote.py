@@ -96,6 +96,30 @@ def _parent_of(pid: int) -> int:
         return -1
 
 
+def _exited(pidfd: int) -> bool:
+    return bool(select.select([pidfd], [], [], 0)[0])
+
+
+def _child_pidfd(pid: int, zygote_pid: int) -> int:
+    """A pidfd on ``pid`` once it is proven to be a live child of the zygote; nothing of ours
+    ever refers to (let alone signals) a process that is not.
+
+    The kernel vouches for the pid (a process may only name itself, or with privilege one it
+    sees in its own PID namespace), but the child may have died and its pid been given to
+    another process since.  So: open the pidfd, check the parent of whatever now has that
+    pid, then check the pidfd's process is still alive: a live process keeps its pid, so the
+    parent checked was that of the pidfd's process.  On any doubt the pidfd is closed unused.
+    """
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError as exc:
+        raise ZygoteBroken(f"pid {pid} reported by the zygote's child is gone ({exc})") from exc
+    if _parent_of(pid) != zygote_pid or _exited(pidfd):
+        os.close(pidfd)
+        raise ZygoteBroken(f"pid {pid} reported by the zygote's child is not a live child of the zygote")
+    return pidfd
+
+
 class Zygote:
     """One zygote process (bwrap + runner.py --zygote), with its own uid, cgroup and run lock."""
 
@@ -315,12 +339,8 @@ class ZygoteSandbox(sb.Sandbox):
                 os.close(fd)
             raise ZygoteBroken(f"the zygote's child reported {msg[:20]!r} with {len(fds)} fds, pid {pid}")
         self.out_fd = fds[0]
+        self.pidfd = _child_pidfd(pid, self.zygote.zygote_pid)
         self.child_pid = pid
-        self.pidfd = os.pidfd_open(pid)
-        # The kernel vouches for the pid (a process may only name itself, or with privilege one
-        # it sees in its own PID namespace); the zygote must be its parent, or it is no child of ours.
-        if _parent_of(pid) != self.zygote.zygote_pid:
-            raise ZygoteBroken(f"pid {pid} reported by the zygote's child is not the zygote's child")
         if self.cgroups is not None:
             self.cgroups.add(pid)
         host.send(b"g")

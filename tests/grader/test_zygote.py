@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import threading
 import time
 
@@ -492,3 +493,37 @@ def test_a_job_outlives_the_recycling_of_its_zygote(attention, host):
     finally:
         zygote.disable_zygote()
     host.check()
+
+
+def test_a_reported_pid_that_is_no_child_of_the_zygote_is_never_signalled(strict, zyg, monkeypatch):
+    # As if the job's child had died and its pid been given to another process before the host
+    # looked: the host must check who has that pid before it holds, signals or moves it. The job
+    # goes to a fresh sandbox; the stranger is untouched (alive, in none of the runs' cgroups).
+    stranger = subprocess.Popen(["sleep", "30"])
+    real_recv = zygote._recv_exactly
+
+    def recycled(sock, timeout):
+        msg, fds, _pid = real_recv(sock, timeout)
+        return msg, fds, stranger.pid
+
+    monkeypatch.setattr(zygote, "_recv_exactly", recycled)
+    signalled = []
+    real_signal = signal.pidfd_send_signal
+    monkeypatch.setattr(
+        signal, "pidfd_send_signal", lambda fd, sig, *a: (signalled.append(sig), real_signal(fd, sig, *a))
+    )
+    try:
+        fallbacks = zyg.fallbacks
+        result = strict.grade(strict.solution)
+        assert result.verdict == Verdict.PASSED, dump(result)
+        assert zyg.fallbacks == fallbacks + 1, "the job did not fall back to a fresh sandbox"
+        assert stranger.poll() is None, "the process that had the reported pid was killed"
+        assert signalled == []
+        with open(f"/proc/{stranger.pid}/cgroup") as f:
+            assert "dikkat-grader/run-" not in f.read(), "the stranger was moved into a run's cgroup"
+    finally:
+        stranger.kill()
+        stranger.wait()
+    monkeypatch.undo()
+    assert zyg.wait_ready(60)
+    assert served(zyg, strict, strict.solution).verdict == Verdict.PASSED
