@@ -14,6 +14,7 @@ from courses.models import Attempt, Enrollment, Question
 from courses.selftest import submit_answer
 from grader.grading import Accepted, submit
 from grader.models import Submission
+from jobs.signals import send_score_changed
 
 from .models import Assessment, ExamLogEntry, HandIn
 
@@ -33,6 +34,7 @@ def _link(assessment: Assessment, user, item: str, received_at, **row) -> HandIn
         ExamLogEntry.objects.create(
             assessment=assessment, user=user, at=received_at, event=ExamLogEntry.Event.SAVED, item=item
         )
+    send_score_changed(HandIn, [user.pk], assessment.course_id)  # the assessment's total
     return hand_in
 
 

@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from instructors.spreadsheet import csv_cell
+from jobs.signals import send_score_changed
 
 from .models import Assessment, ExamLogEntry, ManualScore, ManualScoreChange, StudentOverride
 from .scoring import enrolled_students, student_scores
@@ -195,4 +196,8 @@ def save_manual_score(request: HttpRequest, course_slug: str, slug: str, user_id
 def release_feedback(request: HttpRequest, course_slug: str, slug: str) -> HttpResponse:
     assessment = _get_assessment_for_instructor(request, course_slug, slug)
     Assessment.objects.filter(pk=assessment.pk).update(feedback_released=request.POST.get("release") == "1")
+    # Scores held back until now may be shown (or hidden again): the LMS is told.
+    send_score_changed(
+        Assessment, assessment.hand_ins.values_list("user_id", flat=True), assessment.course_id
+    )
     return redirect(_gradebook_url(assessment))

@@ -27,6 +27,7 @@ from accounts.models import RateCounter
 from accounts.ratelimit import human_duration
 from courses.models import RETIRE_HELP, ActiveQuerySet, Course, Exercise, Question
 from grader.models import NOT_COUNTED
+from jobs.signals import send_score_changed
 
 WRONG_PASSWORDS = 10  # per student and assessment in an hour; then the password is not even compared
 # Wrong passwords for one assessment from all accounts together in an hour: someone with many
@@ -620,6 +621,7 @@ class ManualScore(models.Model):
                 comment=comment,
                 changed_by=by,
             )
+            send_score_changed(ManualScore, [user.pk], assessment.course_id)
         return row
 
 

@@ -15,6 +15,7 @@ from django.conf import settings
 
 from grader.core import Limits
 from grader.core.sandbox import max_run_seconds
+from jobs.signals import send_score_changed
 
 from .kinds import QuestionKind, get_kind
 from .kinds.fill_in import FILL_IN_LIMITS
@@ -87,4 +88,6 @@ def grade_claimed(attempt_id: int, preview: bool = False) -> str:
     )
     if not stored:
         log.warning("dropped a late result for answer %s (lease lost)", attempt_id)
+    elif not preview:
+        send_score_changed(Attempt, [attempt.user_id], question.course_id, question.lesson_id)
     return ("correct" if grade.correct else "wrong") if stored else "stale"

@@ -13,6 +13,8 @@ from django.utils import timezone
 from django.utils.formats import number_format
 from django.utils.translation import gettext as _
 
+from jobs.signals import send_score_changed
+
 from . import answer_queue
 from .kinds import AnswerError, Grade, get_kind
 from .models import Attempt, Course, Enrollment, Question
@@ -210,6 +212,7 @@ def submit_answer(user, question: Question, raw_answer) -> Attempt:
             transaction.on_commit(lambda: answer_queue.enqueue(attempt.pk, stamped=True))
             return attempt
         assert grade is not None  # graded above when no code runs
+        send_score_changed(Attempt, [user.pk], question.course_id, question.lesson_id)
         return Attempt.objects.create(
             user=user,
             question=question,
@@ -233,6 +236,7 @@ def reveal_answer(user, question: Question) -> Attempt | None:
             return next(a for a in state.attempts if a.kind == Attempt.Kind.REVEAL)
         if not state.can_reveal:
             return None
+        send_score_changed(Attempt, [user.pk], question.course_id, question.lesson_id)
         return Attempt.objects.create(user=user, question=question, kind=Attempt.Kind.REVEAL, score=0.0)
 
 

@@ -25,6 +25,7 @@ from django.utils.translation import gettext_noop
 
 from courses.models import Enrollment
 from courses.variants import index_for, item_key, variant_seed
+from jobs.signals import send_score_changed
 
 from . import bundles
 from .core import GradeResult, Message, SandboxUnavailable, check_source, grade, parse_spec, zygote
@@ -276,6 +277,9 @@ def _store_result(
                 message=fields["message"],
                 misconception=fields["misconception"],
             )
+            if submission.mode == Submission.Mode.SUBMIT and not submission.preview:
+                exercise = submission.exercise
+                send_score_changed(Submission, [submission.user_id], exercise.course_id, exercise.lesson_id)
     return stored
 
 

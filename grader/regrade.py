@@ -11,6 +11,8 @@ import logging
 from django.db import transaction
 from django.utils import timezone
 
+from jobs.signals import send_score_changed
+
 from . import bundles
 from .core import grade
 from .grading import graded_variant, lease_duration, result_fields, seed_of
@@ -191,6 +193,8 @@ def apply(regrade: Regrade) -> int:
                 graded_hash=regrade.content_hash,
                 regrade=regrade,
             )
+        students = [item.submission.user_id for item in items if not item.submission.preview]
+        send_score_changed(Submission, students, exercise.course_id, exercise.lesson_id)
         regrade.status = Regrade.Status.APPLIED
         regrade.applied_at = timezone.now()
         regrade.save(update_fields=["status", "applied_at"])
