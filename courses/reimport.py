@@ -6,12 +6,13 @@ queue's own row (django-tasks-db keeps each task with its status and return valu
 record of the run; the course's admin page shows the latest one. No second job table.
 """
 
+from pathlib import Path
+
 from django.tasks import TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult
 
-from .exercises import check_exercises
-from .importer import ImportRefused, import_course
 from .models import Course
+from .uploads import course_lock, import_folder
 
 
 def queue_reimport(course: Course) -> bool:
@@ -31,15 +32,16 @@ def reimport_course(course_id: int) -> dict:
 
 
 def run_reimport(course_id: int) -> dict:
-    """The task body: sync the folder into the database, or change nothing on any problem."""
+    """The task body: sync the folder into the database, or change nothing on any problem.
+    The import of an upload does the same (courses.uploads.import_folder)."""
     course = Course.objects.get(pk=course_id)
-    try:
-        report = import_course(
-            course.source_path, prepare_exercises=lambda source: check_exercises(source, build=True)
-        )
-    except ImportRefused as refused:
-        return {"imported": False, "problems": [str(problem) for problem in refused.problems]}
-    return {"imported": True, "changes": report.changes}
+    with course_lock(course.slug):
+        # The folder as it is once no other import of the course runs: an upload may have
+        # replaced (and removed) the one the course read when this re-import was queued.
+        source_path = Course.objects.values_list("source_path", flat=True).get(pk=course_id)
+        outcome = import_folder(Path(source_path))
+    outcome.pop("course", None)
+    return outcome
 
 
 def latest_reimport(course: Course) -> DBTaskResult | None:

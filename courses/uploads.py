@@ -2,15 +2,25 @@
 files live on the server, and imported by a worker as ``import_course`` would.
 
 An import runs reference solutions and generators in the sandbox, which never happens in a
-web request (see courses.reimport): the page checks the zip and the course files (fast, no
-sandbox), queues the import and shows its outcome from the queue's own row.
+web request: the page checks the zip and the course files (fast, no sandbox), queues the
+import and shows its outcome from the queue's own row.
+
+Every import of a course through the queue (an upload, the admin's re-import, a publish from
+the authoring area) goes through ``import_folder``: it holds the course's lock (a file lock in
+the var dir, so two workers never import one course at once), imports, and only then removes
+the course's earlier upload folder, never the one the course now reads.
 """
 
+import fcntl
+import hashlib
 import shutil
+import threading
 import tomllib
 import uuid
 import zipfile
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from django.conf import settings
@@ -89,6 +99,16 @@ def read_zip(upload) -> tuple[str, dict[str, bytes]]:
             if str(path) in files:
                 raise UploadRefused(_("%(name)s is in the zip twice.") % {"name": name})
             files[str(path)] = data
+    for name in files:
+        for parent in PurePosixPath(name).parents:
+            if str(parent) in files:
+                raise UploadRefused(
+                    _(
+                        "%(name)s is a file in the zip and %(other)s is inside a folder of the same name; "
+                        "rename one of them and zip the course again."
+                    )
+                    % {"name": str(parent), "other": name}
+                )
     tops = {PurePosixPath(name).parts[0] for name in files}
     folder = next(iter(tops)) if len(tops) == 1 else ""
     if not folder or f"{folder}/course.toml" not in files:
@@ -108,18 +128,33 @@ def read_zip(upload) -> tuple[str, dict[str, bytes]]:
     return folder, {name.removeprefix(f"{folder}/"): data for name, data in files.items()}
 
 
+def uploads_dir() -> Path:
+    return Path(settings.VAR_DIR) / "course-uploads"
+
+
 def unpack(folder: str, files: dict[str, bytes]) -> Path:
     """Write the files where uploaded courses live (a new place for each upload: the course's
-    folder on the server, which later re-imports and item checks read)."""
-    root = Path(settings.VAR_DIR) / "course-uploads" / uuid.uuid4().hex / folder
-    for name, data in files.items():
-        target = root / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    return root
+    folder on the server, which later re-imports and item checks read). They are written into
+    a staging folder first and renamed into place: a write that fails leaves nothing."""
+    place = uploads_dir() / uuid.uuid4().hex
+    staging = place / ".staging"
+    try:
+        for name, data in files.items():
+            target = staging / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        staging.mkdir(parents=True, exist_ok=True)  # a course of no files is still a folder
+        staging.rename(place / folder)
+    except OSError:
+        shutil.rmtree(place, ignore_errors=True)
+        raise
+    return place / folder
 
 
 def discard(root: Path) -> None:
+    """Remove an unpacked upload, unless a course reads its files from it."""
+    if Course.objects.filter(source_path__in={str(root), str(root.resolve())}).exists():
+        return
     shutil.rmtree(root.parent, ignore_errors=True)
 
 
@@ -128,30 +163,68 @@ def check(root: Path) -> CourseSource:
     return load_course(root)
 
 
-@task(queue_name="default", priority=-50)
-def import_upload(path: str, force: bool, user_id: int | None) -> dict:
-    """Import an unpacked upload as ``import_course`` does (``user_id``: who may see the outcome)."""
-    earlier = _earlier_upload(Path(path))
-    try:
-        report = import_course(
-            path, prepare_exercises=lambda source: check_exercises(source, build=True), force=force
-        )
-    except ImportRefused as refused:
-        discard(Path(path))  # nothing points to it: the import changed nothing
-        return {"imported": False, "problems": [str(problem) for problem in refused.problems]}
-    if earlier is not None:
-        discard(earlier)  # the course's folder is the new upload now
-    return {"imported": True, "course": report.course, "changes": report.changes}
+_held = threading.local()
 
 
-def _earlier_upload(root: Path) -> Path | None:
-    """The folder of the course's earlier upload, which the import of ``root`` replaces."""
+@contextmanager
+def course_lock(slug: str) -> Iterator[None]:
+    """Hold the course's import lock (a file lock in the var dir, shared by every worker
+    process; a thread that holds it already may take it again)."""
+    held: set[str] = _held.__dict__.setdefault("slugs", set())
+    if slug in held:
+        yield
+        return
+    locks = Path(settings.VAR_DIR) / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    name = hashlib.sha256(slug.encode()).hexdigest()[:32]
+    with open(locks / f"course-{name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        held.add(slug)
+        try:
+            yield
+        finally:
+            held.discard(slug)
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def slug_of(root: Path) -> str:
+    """The slug course.toml names (its folder name when it cannot be read)."""
     try:
         slug = tomllib.loads((root / "course.toml").read_text(encoding="utf-8")).get("slug")
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
-    old = Course.objects.filter(slug=slug).values_list("source_path", flat=True).first()
-    uploads = (Path(settings.VAR_DIR) / "course-uploads").resolve()
-    if not old or Path(old).resolve().parent.parent != uploads or Path(old).resolve() == root.resolve():
-        return None
-    return Path(old)
+        slug = None
+    return slug if isinstance(slug, str) and slug else root.name
+
+
+def import_folder(root: Path, *, force: bool = False) -> dict:
+    """Import the course folder at ``root`` as ``import_course`` does, with the exercises'
+    checks and grading data, under the course's lock. When the course then reads ``root``,
+    the upload folder it read before is removed. The outcome as the status pages show it:
+    {"imported": False, "problems": [...]} or {"imported": True, "course", "changes"}."""
+    with course_lock(slug_of(root)):
+        # Read under the lock: no other import of this course can change it meanwhile.
+        earlier = Course.objects.filter(slug=slug_of(root)).values_list("source_path", flat=True).first()
+        try:
+            report = import_course(
+                root, prepare_exercises=lambda source: check_exercises(source, build=True), force=force
+            )
+        except ImportRefused as refused:
+            return {"imported": False, "problems": [str(problem) for problem in refused.problems]}
+        if earlier and _is_upload(Path(earlier)) and Path(earlier).resolve() != root.resolve():
+            discard(Path(earlier))  # the course's folder is the new one now
+    return {"imported": True, "course": report.course, "changes": report.changes}
+
+
+def _is_upload(folder: Path) -> bool:
+    """Whether ``folder`` is an unpacked upload (not a course folder of the instructors' own)."""
+    return folder.resolve().parent.parent == uploads_dir().resolve()
+
+
+@task(queue_name="default", priority=-50)
+def import_upload(path: str, force: bool, user_id: int | None) -> dict:
+    """Import an unpacked upload as ``import_course`` does (``user_id``: who may see the outcome).
+    The folder is removed unless the course now reads it, also when the import raises."""
+    try:
+        return import_folder(Path(path), force=force)
+    finally:
+        discard(Path(path))

@@ -26,7 +26,7 @@ from django.utils.translation import gettext as _
 from courses.authoring import PATH_NAME, Problem, load_course
 from courses.exporter import FILE_SUFFIXES, MAX_FILE_BYTES, export_course, folder_name, sha256, skipped
 from courses.models import Course
-from courses.uploads import discard, import_upload, unpack
+from courses.uploads import course_lock, discard, import_upload, unpack
 
 from .models import DraftFile, Revision
 
@@ -174,8 +174,9 @@ def publish_files(path: str, force: bool, user_id: int | None, course_id: int, s
     """Import a published working copy as an upload is imported, then record the revision
     and drop the drafts it published (a draft edited meanwhile stays)."""
     course = Course.objects.get(pk=course_id)
-    before = export_course(course)
-    outcome = import_upload.call(path, force, user_id)
+    with course_lock(course.slug):  # what the import changed is what it found, not another's
+        before = export_course(course)
+        outcome = import_upload.call(path, force, user_id)
     if not outcome["imported"]:
         folder = Path(path).name
         outcome["problems"] = [p.removeprefix(f"{folder}/") for p in outcome["problems"]]
