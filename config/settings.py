@@ -295,6 +295,11 @@ LTI_LEEWAY = envint("LTI_LEEWAY", 60)
 LTI_JWKS_MAX_AGE = envint("LTI_JWKS_MAX_AGE", 3600)
 LTI_KEY_OVERLAP = envint("LTI_KEY_OVERLAP", 7 * 24 * 3600)
 LTI_INVITE_TTL = envint("LTI_INVITE_TTL", 7 * 24 * 3600)  # a dynamic registration address stays open
+# Grade passback (lti/passback.py): a score the platform could not take now is tried again after
+# this many seconds, doubling each time up to the longest wait, and fails after this many tries.
+LTI_OUTBOX_RETRY_SECONDS = envint("LTI_OUTBOX_RETRY_SECONDS", 30)
+LTI_OUTBOX_RETRY_MAX_SECONDS = envint("LTI_OUTBOX_RETRY_MAX_SECONDS", 3600)
+LTI_OUTBOX_MAX_TRIES = envint("LTI_OUTBOX_MAX_TRIES", 12)
 COURSE_CONTENT_DIR = BASE_DIR / "courses" / "content"
 # Hidden grading data (cases, reference outputs): never under static or media.
 GRADER_DATA_DIR = Path(os.environ.get("GRADER_DATA_DIR", VAR_DIR / "grader"))

@@ -88,10 +88,13 @@ def _task(path: str) -> Task:
     return import_string(path)
 
 
-def send(model: type[models.Model], pk: int) -> None:
-    """Put the task of one job on Django's task queue, at its model's priority."""
-    task = _task(model.task_path)  # type: ignore[attr-defined]
-    task.using(priority=model.priority).enqueue(pk, **model.task_kwargs)  # type: ignore[attr-defined]
+def send(model: type[models.Model], pk: int, run_after: datetime | None = None) -> None:
+    """Put the task of one job on Django's task queue, at its model's priority (not to run
+    before ``run_after`` when given: a job waiting to be tried again)."""
+    task = _task(model.task_path).using(priority=model.priority)  # type: ignore[attr-defined]
+    if run_after is not None:
+        task = task.using(run_after=run_after)
+    task.enqueue(pk, **model.task_kwargs)  # type: ignore[attr-defined]
 
 
 class JobQuerySet(models.QuerySet):
