@@ -130,6 +130,11 @@ class QuestionKind:
             if key not in data:
                 raise SpecProblem((), f"kind {self.name!r} needs the key {key!r}")
 
+    def authoring_form(self) -> type | None:
+        """The studio's form for a question of this kind (courses.kinds.forms), with
+        ``initial_from_spec(table)`` and ``spec_from_form()``; None: edited as a file only."""
+        return None
+
     # -- answering -------------------------------------------------------------------------
     def context(self, spec: dict, seed: tuple) -> dict:
         """What the template needs to ask the question; never the correct answer."""

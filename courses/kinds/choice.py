@@ -19,6 +19,7 @@ from .base import (
     register,
     stable_shuffle,
 )
+from .forms import ChoiceForm
 
 _OPTION_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 _OPTION_KEYS = {"id", "text", "correct", "explanation", "misconception", "hint"}
@@ -127,6 +128,9 @@ class SingleChoice(_ChoiceKind):
     name = "single_choice"
     label = _("single choice")
 
+    def authoring_form(self):
+        return ChoiceForm
+
     def check_correct_count(self, count: int) -> None:
         if count != 1:
             raise SpecProblem(("options",), f"single choice needs exactly one correct option, found {count}")
@@ -161,6 +165,9 @@ class SingleChoice(_ChoiceKind):
 class MultipleChoice(_ChoiceKind):
     name = "multiple_choice"
     label = _("multiple choice")
+
+    def authoring_form(self):
+        return ChoiceForm
 
     def check_correct_count(self, count: int) -> None:
         if count < 1:

@@ -26,6 +26,7 @@ from .base import (
     optional_text,
     register,
 )
+from .forms import FillInForm
 
 BLANK = re.compile(r"_{4,}")
 MODES = ("code", "exact", "nocase", "regex")
@@ -72,6 +73,9 @@ class FillIn(QuestionKind):
     keys = {"code", "blanks", "check", "cases", "rtol", "atol"}
     required = {"code", "blanks"}
     code_keys = frozenset({"code", "answer", "accept", "pattern", "check"})
+
+    def authoring_form(self):
+        return FillInForm
 
     def validate(self, data, render):
         self.check_keys(data)

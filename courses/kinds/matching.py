@@ -19,6 +19,7 @@ from .base import (
     register,
     stable_shuffle,
 )
+from .forms import MatchingForm
 
 
 def _right_id(text: str) -> str:
@@ -32,6 +33,9 @@ class Matching(QuestionKind):
     label = _("matching")
     keys = {"pairs", "distractors", "wrong_pairs"}
     required = {"pairs"}
+
+    def authoring_form(self):
+        return MatchingForm
 
     def validate(self, data, render):
         self.check_keys(data)

@@ -31,6 +31,7 @@ from .base import (
     optional_text,
     register,
 )
+from .forms import MatrixForm
 from .numeric import AmbiguousNumber, parse_number
 
 MAX_SIDE = 8  # rows and columns: a matrix a student types by hand
@@ -51,6 +52,9 @@ class Matrix(QuestionKind):
     label = gettext_lazy("matrix")
     keys = {"answer", "rows", "cols", "tolerance", "relative", "row_labels", "col_labels", "wrong"}
     required = {"answer", "tolerance"}
+
+    def authoring_form(self):
+        return MatrixForm
 
     # -- authoring -------------------------------------------------------------------------
     def validate(self, data, render):

@@ -19,6 +19,7 @@ from .base import (
     optional_text,
     register,
 )
+from .forms import NumericForm
 
 MAX_ANSWER_CHARS = 64
 
@@ -80,6 +81,9 @@ class Numeric(QuestionKind):
     label = _("numeric answer")
     keys = {"answer", "tolerance", "relative", "unit", "wrong_values"}
     required = {"answer", "tolerance"}
+
+    def authoring_form(self):
+        return NumericForm
 
     def validate(self, data, render):
         self.check_keys(data)

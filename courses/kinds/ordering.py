@@ -33,6 +33,7 @@ from .base import (
     register,
     stable_shuffle,
 )
+from .forms import OrderingForm
 
 MAX_ITEMS = 12  # steps and distractors together: more is a chore on a phone, and 12! orders
 _STEP_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
@@ -78,6 +79,9 @@ class Ordering(QuestionKind):
     label = _("ordering")
     keys = {"steps", "distractors", "after", "wrong_orders"}
     required = {"steps", "after"}
+
+    def authoring_form(self):
+        return OrderingForm
 
     # -- authoring -------------------------------------------------------------------------
     def validate(self, data: dict, render: Callable[[str, tuple], str]) -> dict:
