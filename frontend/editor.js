@@ -9,6 +9,9 @@ import { EditorView, keymap, lineNumbers, highlightSpecialChars, highlightActive
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { LanguageSupport, bracketMatching, indentOnInput, indentUnit, syntaxHighlighting } from "@codemirror/language";
 import { pythonLanguage } from "@codemirror/lang-python";
+// The Markdown language alone (CommonMark plus GFM tables, as lessons are written): no
+// completion and no HTML or code-block languages inside it, which keeps the bundle small.
+import { markdownLanguage } from "@codemirror/lang-markdown";
 import { classHighlighter } from "@lezer/highlight";
 
 // CodeMirror injects <style> elements; the page's CSP accepts them only with the nonce the
@@ -40,9 +43,13 @@ function enhance(textarea) {
   const describedBy = textarea.getAttribute("aria-describedby");
   if (describedBy) contentAttributes["aria-describedby"] = describedBy;
 
-  // data-editor="text" (course files in Markdown or TOML): no Python highlighting over prose,
-  // and long lines wrap as paragraphs do.
-  const python = textarea.dataset.editor !== "text";
+  // data-editor="text" (TOML and other course files) and "markdown" (lesson.md): no Python
+  // highlighting over prose, and long lines wrap as paragraphs do. "" or "python": Python.
+  const mode = textarea.dataset.editor || "python";
+  const language =
+    mode === "markdown" ? [new LanguageSupport(markdownLanguage), EditorView.lineWrapping]
+    : mode === "text" ? EditorView.lineWrapping
+    : new LanguageSupport(pythonLanguage);
   const theme = new Compartment();
   const view = new EditorView({
     state: EditorState.create({
@@ -55,7 +62,7 @@ function enhance(textarea) {
         indentOnInput(),
         bracketMatching(),
         // The language alone: no completion sources (and no autocomplete package in the bundle).
-        python ? new LanguageSupport(pythonLanguage) : EditorView.lineWrapping,
+        language,
         syntaxHighlighting(classHighlighter),
         indentUnit.of("    "),
         EditorState.tabSize.of(4),

@@ -28,11 +28,12 @@ from courses.exporter import FILE_SUFFIXES, MAX_FILE_BYTES, export_course, folde
 from courses.models import Course
 from courses.uploads import course_lock, discard, import_upload, unpack
 
-from .models import DraftFile, Revision
+from .models import DraftFile, ExerciseCheck, Revision, folder_digest
 
 DRAFT = "draft"
 PUBLISHED = "published"
 DELETED = "deleted"  # a draft that removes the file
+EXERCISE_FILE = "exercise.toml"
 
 
 class DraftRefused(Exception):
@@ -133,6 +134,38 @@ def discard_draft(course: Course, path: str) -> None:
     course.draft_files.filter(path=path).delete()
 
 
+def exercise_folders(files: dict[str, bytes], only: str | None = None) -> list[str]:
+    """The exercise folders of a working copy ("<lesson>/<exercise>"), under ``only`` if given."""
+    folders = []
+    for path in files:
+        parts = PurePosixPath(path).parts
+        if len(parts) == 3 and parts[2] == EXERCISE_FILE:
+            folder = f"{parts[0]}/{parts[1]}"
+            if only is None or folder.startswith(f"{only}/"):
+                folders.append(folder)
+    return sorted(folders)
+
+
+def exercise_folder_of(files: dict[str, bytes], path: str) -> str:
+    """The exercise folder holding the file ``path`` ("" when it is not in one)."""
+    parts = PurePosixPath(path).parts
+    folder = "/".join(parts[:2])
+    return folder if len(parts) >= 3 and f"{folder}/{EXERCISE_FILE}" in files else ""
+
+
+def unchecked(course: Course, only: str | None = None) -> list[str]:
+    """The exercise folders whose files a draft changed and that have no passing check of
+    exactly these files: a publish of them is refused."""
+    files = working_copy(course)
+    published = export_course(course)
+    return [
+        folder
+        for folder in exercise_folders(files, only)
+        if folder_digest(files, folder) != folder_digest(published, folder)
+        and not ExerciseCheck.passing(course, folder, folder_digest(files, folder))
+    ]
+
+
 @dataclass
 class Published:
     """What ``publish`` did: refused with problems, or queued (``result_id``)."""
@@ -147,13 +180,35 @@ def course_problems(course: Course, problems: list[Problem], folder: str) -> lis
 
 
 def publish(
-    course: Course, user, *, only: str | None = None, force: bool = False, summary: str = ""
+    course: Course,
+    user,
+    *,
+    only: str | None = None,
+    force: bool = False,
+    summary: str = "",
+    require_checks: bool = True,
 ) -> Published:
     """Check the working copy as an import would and queue its import; nothing is written
-    to the course's rows here. ``only``: publish the drafts under that folder (a lesson)."""
+    to the course's rows here. ``only``: publish the drafts under that folder (a lesson).
+    An exercise whose files a draft changed needs a passing "Kontrol et" of exactly these
+    files first (``require_checks``; going back to a revision, already published, does not)."""
     files = working_copy(course, only)
     if files == export_course(course):
         return Published([Problem("", 0, _("There is no draft to publish."))])
+    if require_checks and (waiting := unchecked(course, only)):
+        return Published(
+            [
+                Problem(
+                    f"{folder}/{EXERCISE_FILE}",
+                    1,
+                    _(
+                        "This exercise changed in a draft and its files as they are now have not passed "
+                        "a check: open the exercise, press “Check” and publish once it passes."
+                    ),
+                )
+                for folder in waiting
+            ]
+        )
     folder = folder_name(course)
     root = unpack(folder, files)
     source = load_course(root)
@@ -177,12 +232,12 @@ def publish_files(path: str, force: bool, user_id: int | None, course_id: int, s
     with course_lock(course.slug):  # what the import changed is what it found, not another's
         before = export_course(course)
         outcome = import_upload.call(path, force, user_id)
-    if not outcome["imported"]:
-        folder = Path(path).name
-        outcome["problems"] = [p.removeprefix(f"{folder}/") for p in outcome["problems"]]
-        return outcome
-    after = export_course(course)
-    revision = _record(course, user_id, summary, before, after)
+        if not outcome["imported"]:
+            folder = Path(path).name
+            outcome["problems"] = [p.removeprefix(f"{folder}/") for p in outcome["problems"]]
+            return outcome
+        after = export_course(course)
+        revision = _record(course, user_id, summary, before, after)
     outcome["revision"] = revision.number if revision else None
     return outcome
 
@@ -259,5 +314,9 @@ def revert(course: Course, revision: Revision, user, *, force: bool = False) -> 
         for path, text in target.items():
             save_draft(course, path, text, user)
     return publish(
-        course, user, force=force, summary=_("Back to revision %(number)s") % {"number": revision.number}
+        course,
+        user,
+        force=force,
+        summary=_("Back to revision %(number)s") % {"number": revision.number},
+        require_checks=False,
     )

@@ -7,12 +7,16 @@ through the same validation and import as a course folder (studio.drafts).
 """
 
 import difflib
+import hashlib
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from courses.models import Course
+from jobs.models import Job
 
 
 class DraftFile(models.Model):
@@ -89,3 +93,61 @@ def _line_kind(line: str) -> str:
     if line.startswith(("+++", "---")):
         return "file"
     return {"+": "add", "-": "remove", "@": "hunk"}.get(line[:1], "")
+
+
+def folder_digest(files: dict[str, bytes], folder: str) -> str:
+    """A digest of the files under ``folder`` (paths and contents): what a check checked."""
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        if path.startswith(f"{folder}/"):
+            digest.update(path.encode() + b"\0" + files[path] + b"\0")
+    return digest.hexdigest()
+
+
+class ExerciseCheck(Job):
+    """The "Kontrol et" (check) of an exercise's draft files: the checks of validate_course (the reference
+    passes every case, every catalogued misconception is caught) run by a grading worker on
+    the files as they were when asked. A publish that changes an exercise needs a passing check
+    of exactly its files (``digest``)."""
+
+    task_path = "studio.checks.check_exercise_draft"
+    priority = -50  # below students' own grading
+
+    course = models.ForeignKey(
+        Course, on_delete=models.CASCADE, related_name="exercise_checks", verbose_name=_("course")
+    )
+    folder = models.CharField(_("exercise folder"), max_length=500)  # inside the course folder
+    digest = models.CharField(_("digest of the files"), max_length=64, db_index=True)
+    # {path inside the course folder: text} of the exercise's files when the check was asked for.
+    files = models.JSONField(_("files"), default=dict)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("requested by"),
+    )
+    created_at = models.DateTimeField(_("requested"), default=timezone.now)
+    passed = models.BooleanField(_("passed"), null=True)
+    # {"problems": [...], "cases": [{"name", "hidden", "passed", "message"}],
+    #  "misconceptions": [{"tag", "file", "caught", "verdict", "failed"}], "variants": N}
+    report = models.JSONField(_("report"), default=dict)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        verbose_name = _("exercise check")
+        verbose_name_plural = _("exercise checks")
+
+    def __str__(self) -> str:
+        return f"{self.course.slug}: {self.folder}"
+
+    def lease_duration(self) -> timedelta:
+        # The reference twice (cases, then the details) and each variant's programs: generous,
+        # so that a live worker never loses its lease; a dead one is found by the sweeper.
+        return timedelta(minutes=10, seconds=settings.GRADING_LEASE_MARGIN)
+
+    @classmethod
+    def passing(cls, course: Course, folder: str, digest: str) -> bool:
+        return cls.objects.filter(
+            course=course, folder=folder, digest=digest, status=cls.Status.DONE, passed=True
+        ).exists()

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import question_views, views
 
 app_name = "studio"
 urlpatterns = [
@@ -11,4 +11,16 @@ urlpatterns = [
     path("yayin/<uuid:result_id>/", views.publish_status, name="publish_status"),
     path("surumler/", views.revisions, name="revisions"),
     path("surumler/<int:number>/geri-don/", views.revert_view, name="revert"),
+    path("yeni-ders/", views.new_lesson, name="new_lesson"),
+    path("ders/<str:folder>/yeni-alistirma/", views.new_exercise, name="new_exercise"),
+    path("ders/<str:folder>/emekliye-ayir/", views.retire, name="retire_lesson"),
+    path("ders/<str:folder>/oge/<slug:slug>/emekliye-ayir/", views.retire, name="retire_item"),
+    path("sirala/", views.move, name="move"),
+    path("kontrol-et/<path:folder>", views.start_check, name="start_check"),
+    path("kontrol/<int:pk>/", views.check_status, name="check"),
+    path("yeni-dosya/<path:folder>", views.new_file, name="new_file"),
+    path("sorular/<str:lesson>/", question_views.lesson_questions, name="questions"),
+    path("sorular/<str:lesson>/yeni-soru/", question_views.question_new, name="question_new"),
+    path("sorular/<str:lesson>/soru/<slug:slug>/", question_views.question_edit, name="question_edit"),
+    path("soru-onizleme/<str:token>/", question_views.question_answer, name="question_answer"),
 ]
