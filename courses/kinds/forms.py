@@ -394,10 +394,11 @@ class QuestionForm(forms.Form):
     kind_fields: ClassVar[list[str]] = []  # the kind's own keys held by plain fields, in file order
 
     def __init__(self, data=None, *, kind: str):
-        super().__init__(data, prefix="q")
+        super().__init__(data, prefix="q", label_suffix="")
         self.kind = kind
         self.formsets: dict[str, Any] = {
-            name: row_formset(row)(data, prefix=name) for name, (row, _title) in self.groups.items()
+            name: row_formset(row)(data, prefix=name, form_kwargs={"label_suffix": ""})
+            for name, (row, _title) in self.groups.items()
         }
         self.group_errors: dict[str, list[str]] = {}
 
