@@ -122,6 +122,13 @@ def test_only_the_course_instructors_and_staff_get_in(client, mini_course, make_
 
 
 @pytest.mark.django_db
+def test_the_outline_links_each_question_to_its_form_and_offers_a_new_one(client, mini_course, teacher):
+    page = client.get(reverse("studio:outline", args=["mini"])).text
+    assert f'href="{_edit_url()}"' in page and "Formla düzenle" in page
+    assert reverse("studio:question_new", args=["mini", "01-first"]) in page and "Yeni soru" in page
+
+
+@pytest.mark.django_db
 def test_the_form_shows_the_question_and_its_preview(client, mini_course, teacher):
     page = client.get(_edit_url())
     assert page.status_code == 200

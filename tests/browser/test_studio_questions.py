@@ -49,9 +49,11 @@ def student_page(browser, live_server, make_user, mini_course):
 
 
 def _new_question(page, kind: str) -> None:
-    page.goto(page.base_url + QUESTIONS)
-    page.get_by_label("Yeni sorunun türü").select_option(kind)
-    page.get_by_role("button", name="Yeni soru").click()
+    """"New question" of the first lesson, from the authoring outline."""
+    page.goto(page.base_url + "/egitmen/mini/yazarlik/")
+    lesson = page.locator("#lesson-01-first")
+    lesson.get_by_label("Yeni sorunun türü").select_option(kind)
+    lesson.get_by_role("button", name="Yeni soru").click()
     page.wait_for_load_state()
 
 
