@@ -33,6 +33,7 @@ from courses.selftest import QuestionState, item_context
 from .drafts import DraftRefused, may_author
 from .questionforms import (
     Checked,
+    FileUnreadable,
     Place,
     QuestionNotFound,
     check_question,
@@ -88,7 +89,11 @@ def question_new(request: HttpRequest, course_slug: str, lesson: str) -> HttpRes
     form_class = kind_form(kind_name)
     if form_class is None:
         return _bad_request(request, _("Choose one of the question kinds."))
-    return _question_page(request, course, new_place(course, lesson), kind_name, form_class, new=True)
+    try:
+        place = new_place(course, lesson)
+    except FileUnreadable as broken:
+        return _bad_request(request, str(broken))
+    return _question_page(request, course, place, kind_name, form_class, new=True)
 
 
 @login_required
@@ -124,7 +129,10 @@ def _question_page(
             data, show_errors = more, False
         form = form_class(data, kind=kind_name)
         if action in ("preview", "save"):
-            checked = _check(form, course, place)
+            try:
+                checked = _check(form, course, place)
+            except FileUnreadable as broken:
+                return _bad_request(request, str(broken))
             if checked is None:
                 status = 400
             else:
@@ -149,10 +157,15 @@ def _question_page(
     else:
         initial = form_data(form_class, form_class.initial_from_spec(place.table))
         form = form_class(_query_dict({key: [value] for key, value in initial.items()}), kind=kind_name)
-        checked = _check(form, course, place)
+        try:
+            checked = _check(form, course, place)
+        except FileUnreadable:
+            checked = None
         if checked is not None:
             token = _remember(request, course, page_url, form, checked)
             entry = _entry(request, course, token)
+    if not new:
+        form.fields["slug"].widget.attrs["readonly"] = True
     kind = get_kind(kind_name)
     context = {
         "course": course,
@@ -192,10 +205,13 @@ def _check(form: QuestionForm, course: Course, place: Place) -> Checked | None:
     (each is then on the form, at its field where it can be)."""
     if not form.is_valid():
         return None
-    try:
-        table = form.spec_from_form()
-    except KeyError:  # a field the kind's table needs failed its own check
+    if place.table and form.cleaned_data["slug"] != place.table.get("slug"):
+        form.add_error(
+            "slug",
+            _("The slug of a question stays as it is: students' answers are kept under it."),
+        )
         return None
+    table = form.spec_from_form()
     if not form.is_valid():  # spec_from_form may find a row that points nowhere
         return None
     checked = check_question(course, place, table)

@@ -20,6 +20,8 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 import tomlkit
+from django.utils.translation import gettext as _
+from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, String, StringType, Table, Trivia
 
 from courses.authoring import QuestionSource, load_course
@@ -35,6 +37,11 @@ QUESTIONS_FILE = "questions.toml"
 
 class QuestionNotFound(Exception):
     pass
+
+
+class FileUnreadable(Exception):
+    """The question's file is not TOML the form can write into; the message (translated)
+    says where, so it can be mended in the file's editor first."""
 
 
 @dataclass
@@ -96,14 +103,21 @@ def new_place(course: Course, lesson: str) -> Place:
     """Where a new question of the lesson goes: appended to its questions.toml."""
     path = f"{lesson}/{QUESTIONS_FILE}"
     text = _text(working_copy(course), path)
-    count = 0
-    if text is not None:
-        try:
-            entries = parse_toml(text).get("questions", [])
-            count = len(entries) if isinstance(entries, list) else 0
-        except TomlSyntaxError:
-            count = 0
-    return Place(lesson, path, count if text is not None else 0, {})
+    if text is None:
+        return Place(lesson, path, 0, {})
+    try:
+        entries = parse_toml(text).get("questions", [])
+    except TomlSyntaxError as broken:
+        raise FileUnreadable(
+            _("%(path)s has a TOML error at line %(line)s: mend it in the file's editor first.")
+            % {"path": path, "line": broken.line}
+        ) from None
+    if not isinstance(entries, list):
+        raise FileUnreadable(
+            _("%(path)s: questions must be [[questions]] tables; mend it in the file's editor first.")
+            % {"path": path}
+        )
+    return Place(lesson, path, len(entries), {})
 
 
 # -- writing the table --------------------------------------------------------------------
@@ -224,7 +238,12 @@ def _entry_lines(doc: TomlSource, place: Place, count: int) -> tuple[int, int]:
 def check_question(course: Course, place: Place, table: dict) -> Checked:
     """Put ``table`` in its place in the working copy and load the course as an import does."""
     files = working_copy(course)
-    text = file_text(_text(files, place.path), place, table)
+    try:
+        text = file_text(_text(files, place.path), place, table)
+    except TOMLKitError:  # the file was broken in its editor since the form was opened
+        raise FileUnreadable(
+            _("%(path)s is no longer valid TOML: mend it in the file's editor first.") % {"path": place.path}
+        ) from None
     files[place.path] = text.encode()
     folder = folder_name(course)
     with tempfile.TemporaryDirectory(prefix="studio-question-") as tmp:

@@ -282,3 +282,104 @@ def test_forged_forms_get_a_400_or_field_errors(client, mini_course, teacher):
         == 404
     )
     assert not mini_course.draft_files.exists()
+
+
+@pytest.mark.django_db
+def test_the_slug_of_a_question_stays(client, mini_course, teacher):
+    data = _post_of(client, _edit_url())
+    data.update({"q-slug": "baska-ad", "action": "save"})
+    response = client.post(_edit_url(), data)
+    assert response.status_code == 400
+    assert "kısa adı değişmez" in " ".join(response.context["form"].errors["slug"])
+    assert "readonly" in response.text
+    assert not mini_course.draft_files.exists()
+
+
+@pytest.mark.django_db
+def test_a_broken_questions_file_is_sent_to_its_editor_not_overwritten(client, mini_course, teacher):
+    drafts.save_draft(mini_course, QUESTIONS, "[[questions]\nslug = 1\n", teacher)
+    response = client.get(_new_url("numeric"))
+    assert response.status_code == 400
+    assert "01-first/questions.toml" in response.text and "1. satırında" in response.text
+    assert mini_course.draft_files.get(path=QUESTIONS).text == "[[questions]\nslug = 1\n"
+
+
+@pytest.mark.django_db
+def test_a_question_in_its_own_file_is_edited_in_that_file(client, mini_course, teacher):
+    path = "01-first/questions/tek-dosya.toml"
+    table = {"slug": "tek-dosya", "kind": "numeric", "prompt": "Kaç?", "answer": 2, "tolerance": 0}
+    import tomlkit
+
+    from studio.questionforms import _toml_table
+
+    drafts.save_draft(mini_course, path, tomlkit.dumps(_toml_table(table)), teacher)
+    data = _post_of(client, _edit_url("tek-dosya"))
+    data.update({"q-answer": "3", "action": "save"})
+    response = client.post(_edit_url("tek-dosya"), data)
+    assert response.status_code == 302, (
+        response.context["form"].errors,
+        response.context["form"].group_errors,
+    )
+    assert tomllib.loads(mini_course.draft_files.get(path=path).text) == {**table, "answer": 3}
+    assert "tek-dosya" not in mini_course.draft_files.get(path=path).text.split("slug")[0]
+
+
+def _refused(client, kind: str, data: dict) -> dict:
+    """The errors of a refused new question of ``kind``: {field or group: text}, rows by 'group-i-field'."""
+    groups = get_kind(kind).authoring_form().groups
+    empty = {key: "0" for group in groups for key in (f"{group}-TOTAL_FORMS", f"{group}-INITIAL_FORMS")}
+    post = {**empty, "q-slug": "yeni", "q-prompt": "Soru?", "action": "save", **data}
+    response = client.post(_new_url(kind), post)
+    assert response.status_code == 400
+    form = response.context["form"]
+    errors = {name: " ".join(messages) for name, messages in form.errors.items()}
+    errors.update({name: " ".join(messages) for name, messages in form.group_errors.items()})
+    for group, formset in form.formsets.items():
+        for index, row in enumerate(formset.forms):
+            errors.update({f"{group}-{index}-{name}": " ".join(m) for name, m in row.errors.items()})
+    return errors
+
+
+def _rows(group: str, rows: list[dict]) -> dict:
+    data = {f"{group}-TOTAL_FORMS": str(len(rows)), f"{group}-INITIAL_FORMS": "0"}
+    for index, row in enumerate(rows):
+        data.update({f"{group}-{index}-{name}": value for name, value in row.items()})
+    return data
+
+
+@pytest.mark.django_db
+def test_each_kinds_problems_show_at_their_field(client, mini_course, teacher):
+    errors = _refused(
+        client,
+        "matching",
+        _rows("pairs", [{"left": "Query", "right": "Arar"}, {"left": "Key", "right": "$\\farc{1}{2}$"}]),
+    )
+    assert "farc" in errors.get("pairs-1-right", ""), errors
+    errors = _refused(
+        client,
+        "matrix",
+        {"q-answer": "[[1, 2], [3, 4]]", "q-tolerance": "0.1", **_rows("wrong", [{"matrix": "[[1, 2, 3]]"}])},
+    )
+    assert "the wrong matrix is 1×3" in errors["wrong-0-matrix"]
+    errors = _refused(
+        client,
+        "ordering",
+        _rows(
+            "steps",
+            [{"id": "a", "text": "Bir", "after": "b"}, {"id": "b", "text": "İki", "after": "a"}],
+        ),
+    )
+    assert "a → b → a" in errors["steps-1-after"]  # at the "after" of a step in the cycle
+    errors = _refused(
+        client,
+        "fill_in",
+        {
+            "q-code": "y = ____",
+            **_rows("blanks", [{"answer": "x", "mode": "exact"}]),
+            **_rows("wrong", [{"blank": "1", "pattern": "z", "hint": "$\\nosuch$"}]),
+        },
+    )
+    assert "nosuch" in errors["wrong-0-hint"]
+    errors = _refused(client, "numeric", {"q-answer": "1", "q-tolerance": "-1"})
+    assert "tolerance" in errors["tolerance"]
+    assert not mini_course.draft_files.exists()

@@ -487,7 +487,7 @@ class QuestionForm(forms.Form):
             table["hints"] = hints
         for name in self.kind_fields:
             value = cleaned.get(name)
-            if value not in (None, "", [], False):
+            if not (value is None or value is False or value in ("", [])):  # 0 is a value
                 table[name] = value
         table.update(self.kind_spec())
         return table
