@@ -383,3 +383,36 @@ def test_each_kinds_problems_show_at_their_field(client, mini_course, teacher):
     errors = _refused(client, "numeric", {"q-answer": "1", "q-tolerance": "-1"})
     assert "tolerance" in errors["tolerance"]
     assert not mini_course.draft_files.exists()
+
+
+@pytest.mark.django_db
+def test_a_text_blank_is_graded_in_the_preview_and_a_code_blank_is_sent_to_the_lesson(
+    client, mini_course, teacher
+):
+    text_blank = {
+        "q-code": "kelime = ____",
+        **_rows("blanks", [{"answer": "Query", "mode": "nocase", "accept": "sorgu"}]),
+        **_rows("wrong", [{"blank": "1", "pattern": "Key", "hint": "Key sunar, Query arar."}]),
+        **_rows("cases", []),
+    }
+    post = {"q-slug": "kelime", "q-prompt": "Hangi vektör arar?", "action": "preview", **text_blank}
+    page = client.get(client.post(_new_url("fill_in"), post).url)
+    answer_url = page.context["preview"]["ctx"]["answer_url"]
+    page = client.get(client.post(answer_url, {"blank-0": "key", "preview": "1"}).url)
+    assert "Key sunar, Query arar." in page.text
+    page = client.get(client.post(answer_url, {"blank-0": "SORGU", "preview": "1"}).url)
+    assert "Doğru!" in page.text
+
+    code_blank = {
+        "q-code": "y = ____",
+        "q-check": "y",
+        **_rows("blanks", [{"answer": "x * 2", "mode": "code"}]),
+        **_rows("wrong", []),
+        **_rows("cases", [{"name": "bir", "inputs": "x = 3"}]),
+    }
+    post = {"q-slug": "kod-bosluk", "q-prompt": "İki katı?", "action": "preview", **code_blank}
+    page = client.get(client.post(_new_url("fill_in"), post).url)
+    assert page.context["preview"]["runs_code"]
+    answered = client.post(page.context["preview"]["ctx"]["answer_url"], {"blank-0": "x + x", "preview": "1"})
+    assert "sanal alanda çalışır" in client.get(answered.url).text
+    assert not AnswerPreview.objects.exists() and not mini_course.draft_files.exists()

@@ -49,7 +49,7 @@ def student_page(browser, live_server, make_user, mini_course):
 
 
 def _new_question(page, kind: str) -> None:
-    """"New question" of the first lesson, from the authoring outline."""
+    """A new question of the first lesson, started from the authoring outline."""
     page.goto(page.base_url + "/egitmen/mini/yazarlik/")
     lesson = page.locator("#lesson-01-first")
     lesson.get_by_label("Yeni sorunun türü").select_option(kind)
@@ -123,6 +123,8 @@ def test_an_instructor_writes_previews_and_publishes_questions_a_student_answers
     page.wait_for_load_state()
     feedback = _check(page, lambda p: p.get_by_label("Cevabınız").fill("8"))
     assert "Karekökün tersini alın." in feedback
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "preview-answered-tr-1280.png"))
     assert "Doğru!" in _check(page, lambda p: p.get_by_label("Cevabınız").fill("0,125"))
     page.get_by_role("button", name="Taslağı kaydet").click()
     page.wait_for_load_state()
@@ -133,6 +135,7 @@ def test_an_instructor_writes_previews_and_publishes_questions_a_student_answers
     assert "kaçtır" not in student_page.inner_text("main")
 
     page.goto(page.base_url + "/egitmen/mini/yazarlik/")
+    page.screenshot(path=str(SHOTS / "outline-drafts-tr-1280.png"), full_page=True)
     page.get_by_role("button", name="Kursun tamamını yayınla").click()
     page.wait_for_load_state()
     run_queue()
