@@ -116,6 +116,8 @@ def _question_page(
 ) -> HttpResponse:
     page_url = request.path + (f"?tur={kind_name}" if new else "")
     entry = _entry(request, course, request.GET.get("onizleme", ""))
+    if entry is not None and entry["url"] != page_url:  # a preview of another question
+        entry = None
     status = 200
     show_errors = True
     token = ""

@@ -416,3 +416,11 @@ def test_a_text_blank_is_graded_in_the_preview_and_a_code_blank_is_sent_to_the_l
     answered = client.post(page.context["preview"]["ctx"]["answer_url"], {"blank-0": "x + x", "preview": "1"})
     assert "sanal alanda çalışır" in client.get(answered.url).text
     assert not AnswerPreview.objects.exists() and not mini_course.draft_files.exists()
+
+
+@pytest.mark.django_db
+def test_a_preview_shows_only_on_its_own_questions_page(client, mini_course, teacher):
+    response = client.post(_new_url("single_choice"), _choice_post(action="preview"))
+    token = response.url.split("onizleme=")[1].split("#")[0]
+    page = client.get(_edit_url() + f"?onizleme={token}")
+    assert 'value="first-choice"' in page.text and 'value="yeni-secim"' not in page.text
