@@ -395,7 +395,7 @@ def lesson_files(slug: str, title: str, order: int) -> dict[str, str]:
     """A new lesson's files: lesson.md with its front matter and a first line, no question yet."""
     lesson = (
         f"+++\nslug = {toml_string(slug)}\ntitle = {toml_string(title)}\norder = {order}\n+++\n\n"
-        + _("Write the lesson here: Markdown, formulas between $ signs such as $QK^T$.")
+        + _("Write the lesson here in Markdown; put formulas between dollar signs, such as $QK^T$.")
         + "\n"
     )
     questions = "# " + _("Self-test questions: [[questions]] tables (see docs/authoring.md).") + "\n"

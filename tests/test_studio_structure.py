@@ -73,7 +73,7 @@ def test_a_new_lesson_is_a_draft_folder_that_students_see_once_published(
     mini_course.enroll(alice)
     client.force_login(alice)
     page = html.unescape(client.get("/kurs/mini/value/").text)
-    assert "Ders metnini buraya yazın" in page and "<math" in page
+    assert "Ders metnini buraya Markdown ile yazın" in page and "<math" in page
 
 
 @pytest.mark.parametrize(

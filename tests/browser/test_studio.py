@@ -1,19 +1,23 @@
 """An instructor authors the course in a real browser: edits a lesson's text with a formula in
 the code editor, sees the live preview with MathML, saves a draft that a student does not see,
 publishes it through the queue and the student sees it; a broken TOML file is refused at its
-line and nothing is published. Screenshots of the pages at 1280 and 390 px, in both languages."""
+line and nothing is published; a new lesson with a formula and a figure and a new exercise with
+a misconception variant are checked by a real grading worker, published, and a student reads
+the lesson and submits to the exercise. Screenshots of the pages at 1280 and 390 px, in both
+languages."""
 
 import os
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.test_accessibility import AXE, serious_violations
 
 pytestmark = [pytest.mark.browser]
 
 PASSWORD = "Yazarlik-2026"
-SHOTS = Path(os.environ.get("DIKKAT_STUDIO_SHOTS", "/tmp/shots-studio"))
+SHOTS = Path(os.environ.get("DIKKAT_STUDIO_SHOTS", "/tmp/shots-studioflow"))
 
 
 @pytest.fixture
@@ -132,6 +136,25 @@ def test_the_authoring_pages_fit_a_phone_and_have_no_serious_accessibility_viola
     drafts.publish(course, teacher, summary="Bir ek")
     run_queue()
     drafts.save_draft(course, lesson, drafts.read_text(course, lesson) + "\nTaslak $y$.\n", teacher)
+    from studio import structure
+    from studio.models import ExerciseCheck, folder_digest
+
+    folder = structure.create_exercise(course, "02-second", "ikiyle-carp", "İkiyle çarp", teacher)
+    check = ExerciseCheck.objects.create(
+        course=course,
+        folder=folder,
+        digest=folder_digest(drafts.working_copy(course), folder),
+        status=ExerciseCheck.Status.DONE,
+        passed=False,
+        report={
+            "problems": [
+                {"file": f"{folder}/exercise.toml", "line": 9, "message": "misconception 'x' passes"}
+            ],
+            "cases": [{"name": "ornek", "hidden": False, "passed": True, "message": ""}],
+            "misconceptions": [{"tag": "x", "file": "variants/x.py", "caught": False, "failed": []}],
+            "variants": 1,
+        },
+    )
     assert AXE.exists(), "axe-core is missing: run `make setup` (npm ci)"
     _login(page, "hoca")
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -140,6 +163,10 @@ def test_the_authoring_pages_fit_a_phone_and_have_no_serious_accessibility_viola
         "outline": "/egitmen/mini/yazarlik/",
         "editor": f"/egitmen/mini/yazarlik/dosya/{lesson}",
         "revisions": "/egitmen/mini/yazarlik/surumler/",
+        "new-lesson": "/egitmen/mini/yazarlik/yeni-ders/",
+        "exercise": f"/egitmen/mini/yazarlik/dosya/{folder}/exercise.toml",
+        "check": f"/egitmen/mini/yazarlik/kontrol/{check.pk}/",
+        "retire": "/egitmen/mini/yazarlik/ders/02-second/emekliye-ayir/",
     }
     for language in ("tr", "en"):
         page.context.add_cookies([{"name": "django_language", "value": language, "url": page.base_url}])
@@ -154,3 +181,94 @@ def test_the_authoring_pages_fit_a_phone_and_have_no_serious_accessibility_viola
                 found += [f"{path} [{language}, {width}]: {v}" for v in serious_violations(page)]
                 page.screenshot(path=str(SHOTS / f"{name}-{language}-{width}.png"), full_page=True)
     assert not found, "\n".join(found)
+
+
+MISCONCEPTION = """
+[[misconceptions]]
+tag = "no-doubling"
+file = "variants/no_doubling.py"
+hint = "Her öğeyi 2 ile çarptınız mı?"
+"""
+
+
+def _type_in_editor(page, text: str, *, replace: bool = False) -> None:
+    page.locator(".cm-content[aria-labelledby]").click()
+    page.keyboard.press("Control+A" if replace else "Control+End")
+    page.keyboard.insert_text(text)  # one input event, like a paste: no auto-indent
+
+
+@pytest.mark.sandbox
+@pytest.mark.console_allows(r"status of 400")  # the publish refused before the check answers 400
+def test_an_instructor_creates_a_lesson_and_an_exercise_checks_them_and_a_student_submits(
+    page, teacher, student_page, grading_worker
+):
+    _login(page, "hoca")
+    page.goto(page.base_url + "/egitmen/mini/yazarlik/")
+    page.get_by_role("link", name="Yeni ders").click()
+    page.get_by_label("Kısa ad (slug)").fill("deger")
+    page.get_by_label("Başlık").fill("Değer: Ne taşırım?")
+    page.get_by_role("button", name="Taslak olarak oluştur").click()
+
+    # The new lesson.md in the editor (Markdown mode): a formula and a figure, previewed live.
+    assert page.get_by_role("heading", level=1).first.inner_text() == "03-deger/lesson.md"
+    _type_in_editor(
+        page, "\nAğırlıklar $\\frac{e^{s_i}}{\\sum_j e^{s_j}}$ ile bulunur.\n\n::: visual playground\n:::\n"
+    )
+    preview = page.locator("#preview-body")
+    preview.get_by_text("ile bulunur").wait_for()
+    assert preview.locator("mfrac").count() == 1
+    expect(preview.locator("table.matrix-table").first).to_be_visible()
+    assert page.locator("#preview-problems").inner_text() == ""
+    page.get_by_role("button", name="Taslağı kaydet").click()
+    page.wait_for_load_state()
+
+    page.get_by_role("link", name="Ana hatlara dön").click()
+    page.locator("#lesson-03-deger").get_by_role("link", name="Yeni alıştırma").click()
+    page.get_by_label("Kısa ad (slug)").fill("ikiyle-carp")
+    page.get_by_label("Başlık").fill("İkiyle çarp")
+    page.get_by_role("button", name="Taslak olarak oluştur").click()
+    assert page.get_by_role("heading", level=1).inner_text() == "03-deger/ikiyle-carp/exercise.toml"
+    _type_in_editor(page, MISCONCEPTION)
+    page.get_by_role("button", name="Taslağı kaydet").click()
+    page.wait_for_load_state()
+    page.get_by_role("link", name="Bu alıştırmada yeni dosya").click()
+    page.get_by_label("Dosya adı").fill("variants/no_doubling.py")
+    page.get_by_role("button", name="Taslak olarak oluştur").click()
+    _type_in_editor(page, "def scale(x):\n    return x * 3\n")
+    page.get_by_role("button", name="Taslağı kaydet").click()
+    page.wait_for_load_state()
+
+    # Publishing before the check is refused at the exercise.
+    page.get_by_role("link", name="Ana hatlara dön").click()
+    page.get_by_role("button", name="Kursun tamamını yayınla").click()
+    assert "03-deger/ikiyle-carp/exercise.toml:1" in page.get_by_role("alert").inner_text()
+
+    page.goto(page.base_url + "/egitmen/mini/yazarlik/dosya/03-deger/ikiyle-carp/exercise.toml")
+    page.get_by_role("button", name="Kontrol et").click()
+    expect(page.get_by_text("Her şey geçti")).to_be_visible(timeout=90_000)  # the page refreshes itself
+    expect(page.locator("table").first.get_by_role("row", name="gizli-0")).to_contain_text("✓ geçti")
+    expect(page.get_by_role("row", name="no-doubling")).to_contain_text("✓ yakalandı")
+
+    page.get_by_role("link", name="Ana hatlara dön").click()
+    assert "kontrolden geçti" in page.locator("#item-ikiyle-carp").inner_text()
+    page.get_by_role("button", name="Kursun tamamını yayınla").click()
+    expect(page.get_by_text("Sürüm 1 olarak yayınlandı")).to_be_visible(timeout=90_000)
+
+    student_page.goto(student_page.base_url + "/kurs/mini/deger/")
+    lesson = student_page.locator("article.lesson")
+    assert "Ağırlıklar" in lesson.inner_text() and lesson.locator("mfrac").count() == 1
+    expect(lesson.locator("table.matrix-table").first).to_be_visible()
+    exercise = student_page.locator("#ex-ikiyle-carp")
+    exercise.get_by_role("textbox", name="Kodunuz (NumPy ile Python)").click()
+    student_page.keyboard.press("Control+A")
+    student_page.keyboard.insert_text("import numpy as np\n\n\ndef scale(x):\n    return x * 3\n")
+    exercise.get_by_role("button", name="Notlandırmaya gönder").click()
+    result = exercise.locator("[data-result]")
+    expect(result).to_contain_text("Bazı durumlar geçmedi", timeout=30_000)
+    expect(result).to_contain_text("Her öğeyi 2 ile çarptınız mı?")  # the variant's hint
+    student_page.keyboard.press("Control+A")
+    exercise.get_by_role("textbox", name="Kodunuz (NumPy ile Python)").click()
+    student_page.keyboard.press("Control+A")
+    student_page.keyboard.insert_text("import numpy as np\n\n\ndef scale(x):\n    return 2 * x\n")
+    exercise.get_by_role("button", name="Notlandırmaya gönder").click()
+    expect(result).to_contain_text("Bütün durumlar geçti", timeout=30_000)
