@@ -41,6 +41,7 @@ def test_every_kind_of_queued_work_is_one_job_model():
         "grader.RegradeItem",
         "courses.Attempt",
         "courses.AnswerPreview",
+        "studio.ExerciseCheck",
     }
 
 
