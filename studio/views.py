@@ -115,7 +115,6 @@ def _outline(request: HttpRequest, course: Course, problems=None, status: int = 
         "other_files": [(p, s) for p, s in states.items() if p not in in_lessons],
         "draft_count": sum(state != PUBLISHED for state in states.values()),
         "problems": problems if problems is not None else request.session.get(_PROBLEMS % course.slug, []),
-        "moved": request.GET.get("tasindi", ""),
     }
     return render(request, "studio/outline.html", context, status=status)
 
@@ -496,7 +495,7 @@ def move(request: HttpRequest, course_slug: str) -> HttpResponse:
     if request.headers.get("X-Requested-With") == "dikkat":
         return JsonResponse({"moved": True})
     anchor = f"item-{slug}" if slug else f"lesson-{folder}"
-    return redirect(reverse("studio:outline", args=[course.slug]) + f"?tasindi={slug or folder}#{anchor}")
+    return redirect(_outline_url(course, anchor))
 
 
 # -- "Check" of an exercise's drafts -------------------------------------------------------------
