@@ -28,6 +28,7 @@ from courses.exporter import FILE_SUFFIXES, MAX_FILE_BYTES, export_course, folde
 from courses.models import Course
 from courses.uploads import course_lock, discard, import_upload, unpack
 
+from .impact import grading_snapshot, regrade_offers
 from .models import DraftFile, ExerciseCheck, Revision, folder_digest
 
 DRAFT = "draft"
@@ -227,10 +228,13 @@ def publish(
 @task(queue_name="default", priority=-50)
 def publish_files(path: str, force: bool, user_id: int | None, course_id: int, summary: str) -> dict:
     """Import a published working copy as an upload is imported, then record the revision
-    and drop the drafts it published (a draft edited meanwhile stays)."""
+    and drop the drafts it published (a draft edited meanwhile stays). The outcome names the
+    items whose grading changed under students' graded work (studio.impact), for the page to
+    offer a regrade."""
     course = Course.objects.get(pk=course_id)
     with course_lock(course.slug):  # what the import changed is what it found, not another's
         before = export_course(course)
+        grading = grading_snapshot(course)
         outcome = import_upload.call(path, force, user_id)
         if not outcome["imported"]:
             folder = Path(path).name
@@ -238,6 +242,7 @@ def publish_files(path: str, force: bool, user_id: int | None, course_id: int, s
             return outcome
         after = export_course(course)
         revision = _record(course, user_id, summary, before, after)
+        outcome["regrade"] = regrade_offers(course, grading)
     outcome["revision"] = revision.number if revision else None
     return outcome
 
