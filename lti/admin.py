@@ -39,9 +39,11 @@ class PlatformAdmin(admin.ModelAdmin):
 
 @admin.register(LtiUser)
 class LtiUserAdmin(admin.ModelAdmin):
-    list_display = ["sub", "issuer", "user", "email", "last_launch_at"]
-    search_fields = ["sub", "email", "name", "user__username"]
+    list_display = ["sub", "platform", "user", "email", "last_launch_at"]
+    list_filter = ["platform"]
+    search_fields = ["sub", "email", "name", "user__username", "issuer"]
     raw_id_fields = ["user"]
+    readonly_fields = ["issuer"]
 
 
 @admin.register(LtiContext)
@@ -66,6 +68,8 @@ class ResourceLinkAdmin(admin.ModelAdmin):
 @admin.register(ToolKey)
 class ToolKeyAdmin(admin.ModelAdmin):
     list_display = ["kid", "created_at", "retired_at"]
+    # The private key never shows (it is not a field of the form either: editable=False).
+    fields = ["kid", "public_jwk", "created_at", "retired_at"]
     readonly_fields = ["kid", "public_jwk", "created_at"]
 
 

@@ -61,7 +61,7 @@ def response_jwt(request_settings: dict[str, Any], lesson: Lesson) -> str:
     }
     if request_settings.get("data") is not None:
         claims[DEEP_LINKING_CLAIM + "data"] = request_settings["data"]
-    return jwt.encode(claims, key.private_pem, algorithm="RS256", headers={"kid": key.kid})
+    return jwt.encode(claims, key.private_key(), algorithm="RS256", headers={"kid": key.kid})
 
 
 def remember_lesson(link: ResourceLink | None, launch: Launch) -> None:

@@ -1,8 +1,9 @@
 """Who a verified launch is in Dikkat, and where it lands.
 
-- (issuer, sub) is the only key to an account. The e-mail in a launch never links it to an
+- (platform, sub) is the only key to an account (a second registration with the same issuer
+  does not reach the first one's accounts). The e-mail in a launch never links it to an
   existing Dikkat account; a new `sub` that brings the e-mail of another `sub` of the same
-  issuer is refused (a re-created or hijacked LMS account is for the administrator to link).
+  platform is refused (a re-created or hijacked LMS account is for the administrator to link).
 - Roles count only as the context's membership roles: Instructor (also TeachingAssistant,
   ContentDeveloper, Administrator of the context) makes a course instructor, Learner a student.
   Institution and system roles say nothing about this course.
@@ -85,16 +86,16 @@ def _new_username() -> str:
 
 
 def link_user(platform: Platform, claims: dict) -> User:
-    """The Dikkat user of (issuer, sub): the linked one, or a new account without a password."""
-    issuer, sub = platform.issuer, claims["sub"]
+    """The Dikkat user of (platform, sub): the linked one, or a new account without a password."""
+    sub = claims["sub"]
     email, name = (claims.get(key) for key in ("email", "name"))
     email = email[:254] if isinstance(email, str) else ""
     name = name[:255] if isinstance(name, str) else ""
-    known = LtiUser.objects.select_related("user").filter(issuer=issuer, sub=sub).first()
+    known = LtiUser.objects.select_related("user").filter(platform=platform, sub=sub).first()
     if known is None:
-        if email and LtiUser.objects.filter(issuer=issuer, email__iexact=email).exists():
+        if email and LtiUser.objects.filter(platform=platform, email__iexact=email).exists():
             raise LaunchRefused(
-                f"new sub {sub!r} brings the e-mail of another sub of {issuer}", ACCOUNT_TAKEN
+                f"new sub {sub!r} brings the e-mail of another sub of {platform}", ACCOUNT_TAKEN
             )
         try:
             with transaction.atomic():
@@ -106,9 +107,11 @@ def link_user(platform: Platform, claims: dict) -> User:
                 )
                 user.set_unusable_password()
                 user.save()
-                known = LtiUser.objects.create(issuer=issuer, sub=sub, user=user, email=email, name=name)
+                known = LtiUser.objects.create(
+                    platform=platform, issuer=platform.issuer, sub=sub, user=user, email=email, name=name
+                )
         except IntegrityError:  # the same person's launch in another tab made the link first
-            known = LtiUser.objects.select_related("user").get(issuer=issuer, sub=sub)
+            known = LtiUser.objects.select_related("user").get(platform=platform, sub=sub)
     LtiUser.objects.filter(pk=known.pk).update(last_launch_at=timezone.now(), email=email, name=name)
     return known.user
 

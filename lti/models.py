@@ -1,12 +1,15 @@
 """What Dikkat keeps about LMS platforms and the people and courses that come from them.
 
 A `Platform` is one registration (issuer + client id) with its deployments. `ToolKey` is our own
-signing key (published in our JWKS; rotated by `manage.py lti_keys rotate`). A launch maps
-(issuer, sub) to one Dikkat user (`LtiUser`), the LMS course (context) to one Dikkat course
-(`LtiContext`) and the LMS link to what it opens (`ResourceLink`).
+signing key (published in our JWKS; rotated by `manage.py lti_keys rotate`; its private half kept
+encrypted with a key derived from SECRET_KEY). A launch maps (platform, sub) to one Dikkat user
+(`LtiUser`), the LMS course (context) to one Dikkat course (`LtiContext`, once approved) and the
+LMS link to what it opens (`ResourceLink`). `InstructorGrant` records the instructor rights LTI
+gave, so that the roster can take back those (and only those) again.
 """
 
 import base64
+import functools
 import hashlib
 import secrets
 from datetime import timedelta
@@ -19,7 +22,8 @@ from django.db import models, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from courses.models import Course, Lesson
+from assessments.models import Assessment
+from courses.models import Course, Exercise, Lesson
 
 
 def _b64uint(value: int) -> str:
@@ -113,6 +117,25 @@ class Deployment(models.Model):
         return self.deployment_id
 
 
+def key_password(secret: str) -> bytes:
+    """The password of our private keys' PEM: derived from the site's secret, never stored."""
+    return hashlib.sha256(b"dikkat-lti-tool-key:" + secret.encode()).hexdigest().encode()
+
+
+@functools.lru_cache(maxsize=8)
+def _load_private_key(pem: str) -> rsa.RSAPrivateKey:
+    # Decrypting is slow on purpose (a key derivation); a key is read many times.
+    secrets_to_try = [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])]
+    for secret in secrets_to_try:
+        try:
+            key = serialization.load_pem_private_key(pem.encode("ascii"), password=key_password(secret))
+        except (ValueError, TypeError):
+            continue
+        if isinstance(key, rsa.RSAPrivateKey):
+            return key
+    raise ValueError("the tool key cannot be decrypted with SECRET_KEY (run manage.py lti_keys rotate)")
+
+
 class ToolKeyQuerySet(models.QuerySet["ToolKey"]):
     def published(self):
         """The keys our JWKS lists: the active one and those retired less than
@@ -126,7 +149,8 @@ class ToolKey(models.Model):
     it, and it stays in the JWKS for LTI_KEY_OVERLAP seconds more."""
 
     kid = models.CharField(_("key id"), max_length=64, unique=True)
-    private_pem = models.TextField(_("private key (PEM)"), editable=False)
+    # PKCS#8, encrypted with a password derived from SECRET_KEY (`private_key()` reads it).
+    private_pem = models.TextField(_("private key (encrypted PEM)"), editable=False)
     public_jwk = models.JSONField(_("public key (JWK)"), editable=False)
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     retired_at = models.DateTimeField(_("retired"), null=True, blank=True)
@@ -151,9 +175,16 @@ class ToolKey(models.Model):
         kid = base64.urlsafe_b64encode(hashlib.sha256(canonical).digest()).rstrip(b"=").decode()
         jwk["kid"] = kid
         pem = private.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.BestAvailableEncryption(key_password(settings.SECRET_KEY)),
         ).decode("ascii")
         return cls.objects.create(kid=kid, private_pem=pem, public_jwk=jwk)
+
+    def private_key(self) -> rsa.RSAPrivateKey:
+        """The signing key, decrypted with SECRET_KEY (or one of SECRET_KEY_FALLBACKS, after a
+        secret rotation; `lti_keys rotate` then makes a key under the new secret)."""
+        return _load_private_key(self.private_pem)
 
     @classmethod
     def current(cls) -> "ToolKey":
@@ -257,9 +288,14 @@ class LoginState(models.Model):
 
 
 class LtiUser(models.Model):
-    """(issuer, sub) → one Dikkat user. The e-mail the LMS sent is kept for the admin only: it
-    never links a launch to an existing account."""
+    """(platform, sub) → one Dikkat user. A `sub` is only unique within one registration: a
+    second platform with the same issuer does not reach the first one's accounts. The e-mail the
+    LMS sent is kept for the admin only: it never links a launch to an existing account."""
 
+    platform = models.ForeignKey(
+        Platform, on_delete=models.CASCADE, related_name="users", verbose_name=_("platform")
+    )
+    # A copy of the platform's issuer, for the admin's list and search; never a key.
     issuer = models.URLField(_("issuer"), max_length=500)
     sub = models.CharField(_("LMS user id (sub)"), max_length=255)
     user = models.ForeignKey(
@@ -271,7 +307,9 @@ class LtiUser(models.Model):
     last_launch_at = models.DateTimeField(_("last launch"), null=True, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["issuer", "sub"], name="lti_one_user_per_sub")]
+        constraints = [
+            models.UniqueConstraint(fields=["platform", "sub"], name="lti_one_user_per_platform_sub")
+        ]
         verbose_name = _("LMS account")
         verbose_name_plural = _("LMS accounts")
 
@@ -280,7 +318,12 @@ class LtiUser(models.Model):
 
 
 class LtiContext(models.Model):
-    """A course of the LMS (its context) and the Dikkat course an instructor linked it to."""
+    """A course of the LMS (its context) and the Dikkat course it opens.
+
+    An LMS instructor asks for the link at the first launch (`requested_course`); it holds
+    (`course`) at once when they already teach that Dikkat course (or are staff), else when one
+    of its instructors approves it. Until then the LMS course opens nothing and gives no rights.
+    """
 
     platform = models.ForeignKey(
         Platform, on_delete=models.CASCADE, related_name="contexts", verbose_name=_("platform")
@@ -304,6 +347,24 @@ class LtiContext(models.Model):
         verbose_name=_("linked by"),
     )
     linked_at = models.DateTimeField(_("linked"), null=True, blank=True)
+    requested_course = models.ForeignKey(
+        Course,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="lti_link_requests",
+        verbose_name=_("asked for course"),
+        help_text=_("The Dikkat course an LMS instructor asked to link; it waits for its instructors."),
+    )
+    requested_at = models.DateTimeField(_("asked"), null=True, blank=True)
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("approved by"),
+    )
     # Names and Role Provisioning: where the platform lists the LMS course's members (from a launch).
     memberships_url = models.URLField(_("roster URL (NRPS)"), max_length=1000, blank=True)
     roster_synced_at = models.DateTimeField(_("roster synced"), null=True, blank=True)
@@ -317,6 +378,33 @@ class LtiContext(models.Model):
 
     def __str__(self) -> str:
         return self.title or self.context_id
+
+    @property
+    def awaits_approval(self) -> bool:
+        return self.course_id is None and self.requested_course_id is not None
+
+
+class InstructorGrant(models.Model):
+    """Instructor rights of a Dikkat course that an LMS course (its launches or its roster) gave
+    a user. Rights given in Dikkat itself have no grant and are never taken back by LTI; a grant
+    is revoked (kept, with the time) when the roster no longer lists the user as an instructor."""
+
+    context = models.ForeignKey(
+        LtiContext, on_delete=models.CASCADE, related_name="grants", verbose_name=_("LMS course")
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("user")
+    )
+    granted_at = models.DateTimeField(_("granted"), default=timezone.now)
+    revoked_at = models.DateTimeField(_("revoked"), null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["context", "user"], name="lti_one_grant_per_user")]
+        verbose_name = _("instructor rights from the LMS")
+        verbose_name_plural = _("instructor rights from the LMS")
+
+    def __str__(self) -> str:
+        return f"{self.user} ← {self.context}"
 
 
 class Membership(models.Model):
@@ -353,8 +441,8 @@ class Membership(models.Model):
 
 
 class ResourceLink(models.Model):
-    """A link in the LMS course; deep linking sets what it opens (a lesson, later an exercise
-    or an assessment), else it opens the linked course."""
+    """A link in the LMS course; deep linking sets what it opens (a lesson, an exercise or an
+    assessment of the linked course), else it opens the linked course."""
 
     context = models.ForeignKey(
         LtiContext, on_delete=models.CASCADE, related_name="links", verbose_name=_("LMS course")
@@ -363,6 +451,22 @@ class ResourceLink(models.Model):
     title = models.CharField(_("title"), max_length=255, blank=True)
     lesson = models.ForeignKey(
         Lesson, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", verbose_name=_("lesson")
+    )
+    exercise = models.ForeignKey(
+        Exercise,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("exercise"),
+    )
+    assessment = models.ForeignKey(
+        Assessment,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("assessment"),
     )
     # Assignment and Grade Services, from the launch's AGS claim: where the link's grade column
     # lives (lineitem) or where to make one (lineitems), and what the platform lets Dikkat do.

@@ -64,11 +64,10 @@ def sync_roster(context: LtiContext) -> RosterSync:
     members = _members(context)
     now = timezone.now()
     result = RosterSync()
-    issuer = context.platform.issuer
     users = dict(
-        LtiUser.objects.filter(issuer=issuer, sub__in=[m["user_id"] for m in members]).values_list(
-            "sub", "user_id"
-        )
+        LtiUser.objects.filter(
+            platform=context.platform, sub__in=[m["user_id"] for m in members]
+        ).values_list("sub", "user_id")
     )
     with transaction.atomic():
         listed = set()

@@ -29,7 +29,7 @@ def client_assertion(platform: Platform) -> str:
         "exp": now + 300,
         "jti": secrets.token_urlsafe(16),
     }
-    return jwt.encode(claims, key.private_pem, algorithm="RS256", headers={"kid": key.kid})
+    return jwt.encode(claims, key.private_key(), algorithm="RS256", headers={"kid": key.kid})
 
 
 def _cache_key(platform: Platform, scopes: list[str]) -> str:
