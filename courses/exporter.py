@@ -14,6 +14,7 @@ import json
 import zipfile
 from pathlib import Path, PurePosixPath
 
+from django.conf import settings
 from django.db import models
 
 from assessments.models import Assessment
@@ -152,6 +153,32 @@ def content_digests(course: Course) -> dict[str, str]:
     for path, digest in course.source_files.values_list("path", "sha256"):
         digests[f"file {path}"] = digest[:16]
     return digests
+
+
+def uploads_dir() -> Path:
+    """Where uploaded courses and the authoring area's publishes are unpacked (courses.uploads)."""
+    return Path(settings.VAR_DIR) / "course-uploads"
+
+
+def is_upload(folder: Path) -> bool:
+    """Whether ``folder`` is an unpacked upload or publish, not a course folder of the instructors' own."""
+    return Path(folder).resolve().parent.parent == uploads_dir().resolve()
+
+
+def browser_files_overwritten(course: Course, files: dict[str, bytes], root: Path) -> list[tuple[str, str]]:
+    """(path, "overwrite"/"remove") of each file of ``course`` that an import of ``files`` from
+    the folder ``root`` would change, when the course's files came last from the browser (a
+    publish of the authoring area or a zip upload) and ``root`` is another folder of one's
+    own: those are edits made in the browser since the folder was imported, and the folder
+    does not have them. A file the folder adds is no loss."""
+    if not course.source_path or not is_upload(Path(course.source_path)) or is_upload(root):
+        return []
+    stored = {path: bytes(data) for path, data in course.source_files.values_list("path", "data")}
+    return [
+        (path, "overwrite" if path in files else "remove")
+        for path in sorted(stored)
+        if files.get(path) != stored[path]
+    ]
 
 
 def edited_since_import(course: Course) -> list[str]:

@@ -9,7 +9,14 @@ from assessments.models import Assessment
 
 from .authoring import AssessmentSource, CourseSource, Problem, QuestionSource, load_course
 from .exercises import check_generated_questions
-from .exporter import CourseFilesError, content_digests, edited_since_import, read_folder, store_files
+from .exporter import (
+    CourseFilesError,
+    browser_files_overwritten,
+    content_digests,
+    edited_since_import,
+    read_folder,
+    store_files,
+)
 from .models import BEFORE_VARIANTS, Course, Enrollment, Exercise, Lesson, Question, QuestionVariant
 from .variants import index_for, item_key
 
@@ -194,6 +201,16 @@ def import_course(path, *, prepare_exercises=None, force: bool = False) -> Impor
             )
         _retire(course.assessments.all(), {a.slug for a in source.assessments}, report, "assessment")
         overwritten = _overwritten(course, edited, report, files, source.root.name)
+        if existing is not None and not force:
+            overwritten += [
+                Problem(
+                    f"{source.root.name}/{path}",
+                    1,
+                    f"this file was changed in the browser (the authoring area or an upload) since this "
+                    f"folder was imported; this import would {action} it: import with --force to do so",
+                )
+                for path, action in browser_files_overwritten(course, files, source.root)
+            ]
         if overwritten:
             raise ImportRefused(overwritten)  # and the transaction undoes the sync
         store_files(course, files)

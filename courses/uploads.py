@@ -29,7 +29,15 @@ from django.utils.translation import gettext as _
 
 from .authoring import PATH_NAME, CourseSource, load_course
 from .exercises import check_exercises
-from .exporter import FILE_SUFFIXES, MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, skipped
+from .exporter import (
+    FILE_SUFFIXES,
+    MAX_FILE_BYTES,
+    MAX_FILES,
+    MAX_TOTAL_BYTES,
+    is_upload,
+    skipped,
+    uploads_dir,
+)
 from .importer import ImportRefused, import_course
 from .models import Course
 
@@ -128,10 +136,6 @@ def read_zip(upload) -> tuple[str, dict[str, bytes]]:
     return folder, {name.removeprefix(f"{folder}/"): data for name, data in files.items()}
 
 
-def uploads_dir() -> Path:
-    return Path(settings.VAR_DIR) / "course-uploads"
-
-
 def unpack(folder: str, files: dict[str, bytes]) -> Path:
     """Write the files where uploaded courses live (a new place for each upload: the course's
     folder on the server, which later re-imports and item checks read). They are written into
@@ -210,14 +214,9 @@ def import_folder(root: Path, *, force: bool = False) -> dict:
             )
         except ImportRefused as refused:
             return {"imported": False, "problems": [str(problem) for problem in refused.problems]}
-        if earlier and _is_upload(Path(earlier)) and Path(earlier).resolve() != root.resolve():
+        if earlier and is_upload(Path(earlier)) and Path(earlier).resolve() != root.resolve():
             discard(Path(earlier))  # the course's folder is the new one now
     return {"imported": True, "course": report.course, "changes": report.changes}
-
-
-def _is_upload(folder: Path) -> bool:
-    """Whether ``folder`` is an unpacked upload (not a course folder of the instructors' own)."""
-    return folder.resolve().parent.parent == uploads_dir().resolve()
 
 
 @task(queue_name="default", priority=-50)
