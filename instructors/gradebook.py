@@ -4,11 +4,15 @@ The cells of the page's students come from ``stats.gradebook``."""
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import overload
 
+from django.contrib.auth.models import User
 from django.db import connection
 from django.db.models import Case, F, FloatField, Q, QuerySet, Value, When
 from django.db.models.functions import Coalesce, Lower
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from courses.models import Attempt, Course, Enrollment
 from grader.models import Submission
@@ -189,6 +193,55 @@ def kept_scores(course: Course, items: list, user_ids: list[int]) -> dict[tuple[
         return {(user_id, keys[item]): score for user_id, item, score in cursor.fetchall()}
 
 
+@dataclass
+class RosterRow:
+    """A student as the instructor dashboard's roster lists them."""
+
+    user: User
+    enrolled_at: datetime
+    last_activity: datetime | None = None
+    total: float = 0.0
+
+
+def roster(course: Course, items: list, enrolments: list[Enrollment]) -> list[RosterRow]:
+    """The roster's rows for a page of ``enrolments`` (their users read with them): each
+    student's total (the kept scores of ``items`` summed) and last activity, both from one
+    statement whatever the number of items or students."""
+    rows = {e.user_id: RosterRow(e.user, e.created_at) for e in enrolments}
+    if not rows:
+        return []
+    user_ids = list(rows)
+    tries, params = _tries_sql(items, user_ids)
+    sources = [
+        done.filter(user_id__in=user_ids).values_list("user_id", when).order_by()
+        for done, when in stats.activity_sources(course)
+    ]
+    done, done_params = sources[0].union(*sources[1:], all=True).order_by().query.sql_with_params()
+    sql = (
+        f"WITH tries (user_id, item, score, created_at, pk) AS ({tries}), kept AS ({_kept_sql(course)}), "
+        f"done (user_id, at) AS ({done}) "
+        "SELECT user_id, MAX(at), SUM(score) FROM ("
+        "SELECT user_id, at, NULL AS score FROM done UNION ALL SELECT user_id, NULL, score FROM kept"
+        ") AS figures GROUP BY user_id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, *done_params])
+        for user_id, last, total in cursor.fetchall():
+            rows[user_id].last_activity = _datetime(last)
+            rows[user_id].total = total or 0.0
+    return list(rows.values())
+
+
+def _datetime(value: datetime | str | None) -> datetime | None:
+    """A time read by raw SQL: SQLite hands back text in UTC, PostgreSQL a datetime."""
+    if value is None or isinstance(value, datetime):
+        return value
+    parsed = parse_datetime(value)
+    if parsed is not None and timezone.is_naive(parsed):
+        parsed = timezone.make_aware(parsed, UTC)
+    return parsed
+
+
 def _item_id(item) -> int:
     # Questions and exercises share one column: exercises by their negated primary key.
     return -item.pk if item.is_exercise else item.pk
@@ -202,20 +255,16 @@ def _tries_sql(items: list, user_ids: list[int] | None = None) -> tuple[str, lis
     exercise_ids = [item.pk for item in items if item.is_exercise]
     answers = Attempt.objects.filter(question_id__in=question_ids)
     submissions = Submission.objects.counted().filter(exercise_id__in=exercise_ids)
-    sent: list[int] | None = None
     if user_ids is None:
         answers = answers.filter(status=Attempt.Status.DONE)
     else:
         # Led by the students' index: "not any other status" keeps SQLite, which has no row
-        # statistics, from walking the status index (every graded row) instead.
+        # statistics, from walking the status index (every graded row) instead; the students'
+        # submissions are found first, by their index, in a subquery of the same statement.
         others = [status for status in Attempt.Status.values if status != Attempt.Status.DONE]
         answers = answers.filter(user_id__in=user_ids).exclude(status__in=others)
-        sent = list(
-            Submission.objects.filter(exercise_id__in=exercise_ids, user_id__in=user_ids).values_list(
-                "pk", flat=True
-            )
-        )
-        submissions = submissions.filter(pk__in=sent)
+        sent = Submission.objects.filter(exercise_id__in=exercise_ids, user_id__in=user_ids)
+        submissions = submissions.filter(pk__in=sent.values("pk"))
     parts: list[QuerySet] = []
     if question_ids and user_ids != []:
         parts.append(
@@ -223,7 +272,7 @@ def _tries_sql(items: list, user_ids: list[int] | None = None) -> tuple[str, lis
                 "user_id", F("question_id"), Coalesce("score", Value(0.0)), "created_at", "pk"
             )
         )
-    if exercise_ids and sent != []:
+    if exercise_ids and user_ids != []:
         parts.append(
             submissions.order_by().values_list(
                 "user_id", -F("exercise_id"), _submission_score(), "created_at", "pk"

@@ -10,7 +10,9 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
-from django.core.paginator import Paginator
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, Exists, OuterRef, Subquery, Window
+from django.db.models.functions import Lower
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -22,6 +24,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from accounts.templatetags.site_header import TAUGHT_COURSE_ATTRIBUTE
 from assessments.scoring import manual_scores_over
 from courses.kinds import AnswerError, NotGradable, get_kind
 from courses.lessonpage import render_lesson
@@ -42,15 +45,30 @@ from grader import regrade as regrades
 from grader.models import Regrade, Submission, Verdict
 
 from . import stats
-from .gradebook import SORTS, Order, Students, kept_scores
+from .gradebook import SORTS, Order, Students, kept_scores, roster
 from .spreadsheet import csv_cell
 from .variantview import hidden_inputs, params_summary, params_view, variant_label
 
 
 def _get_course_for_instructor(request: HttpRequest, slug: str) -> Course:
-    course = get_object_or_404(Course.objects.active(), slug=slug)
-    if not course.is_instructor(request.user):
+    """The course, if the user teaches it (Course.is_instructor) or is an admin; else a 404.
+    One query reads the course, whether the user teaches it and the first course they teach,
+    which the site header links to (it then makes no query of its own)."""
+    user = request.user
+    if not user.is_authenticated:
+        raise Http404
+    taught = Course.objects.filter(instructors=user)
+    course = get_object_or_404(
+        Course.objects.active().annotate(
+            teaches=Exists(taught.filter(pk=OuterRef("pk"))),
+            # By title, as the header's user.taught_courses.first() would pick it.
+            first_taught=Subquery(taught.order_by("title", "pk").values("slug")[:1]),
+        ),
+        slug=slug,
+    )
+    if not (user.is_superuser or course.teaches):
         raise Http404  # do not even confirm the course has an instructor area
+    setattr(request, TAUGHT_COURSE_ATTRIBUTE, course.first_taught or "")
     return course
 
 
@@ -68,21 +86,51 @@ STUDENTS_PER_PAGE = 50
 
 @login_required
 def dashboard(request: HttpRequest, course_slug: str) -> HttpResponse:
+    """The course's items and a page of its roster. A constant number of queries whatever the
+    course's size (tests/test_dashboard_queries.py): the course, its lessons, questions and
+    exercises, a page of enrolments with their users and their count, and the page's totals
+    and last activity."""
     course = _get_course_for_instructor(request, course_slug)
     items = stats.course_items(course)
-    students = Paginator(Students(course, items, Order()), STUDENTS_PER_PAGE).get_page(
-        request.GET.get("page")
-    )
+    page = _roster_page(course, request.GET.get("page"))
     return render(
         request,
         "instructors/dashboard.html",
         {
             "course": course,
             "items": items,
-            "rows": stats.gradebook(course, items, list(students.object_list)),
-            "page": students,
+            "rows": roster(course, items, list(page.object_list)),
+            "page": page,
         },
     )
+
+
+# A page number beyond any roster, whose offset still fits the database's 64-bit integers.
+LAST_PAGE_ASKED = 2**62 // STUDENTS_PER_PAGE
+
+
+def _roster_page(course: Course, number: str | None) -> Page:
+    """A page of the course's enrolments by username, as Paginator.get_page() picks it (the
+    first for a page that is no number, the last for one past the end), with their users;
+    the number of enrolments comes with the page's rows (one query)."""
+    enrolments = (
+        Enrollment.objects.filter(course=course)
+        .select_related("user")
+        .annotate(enrolled=Window(Count("pk")))
+        .order_by(Lower("user__username"), "user_id")
+    )
+    wanted = int(number) if number and _whole_number(number) and int(number) > 0 else 1
+    wanted = min(wanted, LAST_PAGE_ASKED)  # an offset the database can hold; past the end anyway
+    start = (wanted - 1) * STUDENTS_PER_PAGE
+    shown = list(enrolments[start : start + STUDENTS_PER_PAGE])
+    count = shown[0].enrolled if shown else Enrollment.objects.filter(course=course).count()
+    paginator = Paginator(enrolments, STUDENTS_PER_PAGE)
+    paginator.__dict__["count"] = count  # its cached_property, filled: no COUNT query of its own
+    if not shown and wanted > paginator.num_pages:
+        wanted = paginator.num_pages  # past the end: the last page
+        start = (wanted - 1) * STUDENTS_PER_PAGE
+        shown = list(enrolments[start : start + STUDENTS_PER_PAGE])
+    return Page(shown, wanted, paginator)
 
 
 def _order(request: HttpRequest, items: list) -> Order:

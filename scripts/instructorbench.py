@@ -170,16 +170,21 @@ def generate(students: int, seed: int = 13) -> tuple["Course", "User"]:
     return course, instructor
 
 
-def time_page(client, url: str, params: dict | None = None, runs: int = 5) -> tuple[float, int]:
-    """Median milliseconds of ``runs`` requests (after one to warm up) and the page's size."""
-    response = client.get(url, params or {})
+def time_page(client, url: str, params: dict | None = None, runs: int = 5) -> tuple[float, int, int]:
+    """Median milliseconds of ``runs`` requests (after one to warm up, whose queries are
+    counted), the page's size and its number of queries."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url, params or {})
     assert response.status_code == 200, (url, response.status_code)
     times = []
     for _ in range(runs):
         started = time.perf_counter()
         response = client.get(url, params or {})
         times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times), len(response.content)
+    return statistics.median(times), len(response.content), len(queries)
 
 
 def main() -> int:
@@ -211,11 +216,11 @@ def main() -> int:
             ("gradebook, unfinished", gradebook, {"only": "incomplete"}, None),
             ("gradebook, search", gradebook, {"q": "ogrenci0999"}, None),
         ]
-        print(f"{'':<24} {'ms (median of 5)':>17} {'KB':>7}  target")
+        print(f"{'':<24} {'ms (median of 5)':>17} {'KB':>7} {'queries':>7}  target")
         for name, url, params, target in rows:
-            ms, size = time_page(client, url, params)
+            ms, size, count = time_page(client, url, params)
             verdict = "" if target is None else f"≤ {target} ms {'ok' if ms <= target else 'OVER'}"
-            print(f"{name:<24} {ms:>17.0f} {size / 1024:>7.0f}  {verdict}")
+            print(f"{name:<24} {ms:>17.0f} {size / 1024:>7.0f} {count:>7}  {verdict}")
 
         before = rss_mb()
         started = time.perf_counter()
