@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from courses.kinds import REGISTRY, get_kind
 from courses.kinds.forms import form_data
-from courses.models import AnswerPreview, Attempt
+from courses.models import AnswerPreview, Attempt, Course
 from studio import drafts
 from studio.questionforms import Place, file_text
 
@@ -112,7 +112,9 @@ def test_only_the_course_instructors_and_staff_get_in(client, mini_course, make_
     ]
     for method, url in urls:
         assert getattr(client, method)(url).status_code == 302, url  # to the login page
-    for user in (alice, make_user("baska-hoca")):
+    other_teacher = make_user("baska-hoca")  # teaches another course, not this one
+    Course.objects.create(slug="baska", title="Başka kurs").instructors.add(other_teacher)
+    for user in (alice, other_teacher):
         client.force_login(user)
         for method, url in urls:
             assert getattr(client, method)(url, _choice_post()).status_code == 404, url

@@ -5,6 +5,7 @@ revisions with their diffs and "go back". Only the course's instructors and staf
 import pytest
 from django.urls import reverse
 
+from courses.models import Course
 from studio import drafts
 
 LESSON = "01-first/lesson.md"
@@ -26,6 +27,12 @@ def _urls(course_slug: str = "mini") -> list[tuple[str, str]]:
         ("post", reverse("studio:publish", args=[course_slug])),
         ("get", reverse("studio:revisions", args=[course_slug])),
         ("post", reverse("studio:revert", args=[course_slug, 1])),
+        ("post", reverse("studio:new_lesson", args=[course_slug])),
+        ("post", reverse("studio:new_exercise", args=[course_slug, "01-first"])),
+        ("post", reverse("studio:new_file", args=[course_slug, "01-first"])),
+        ("post", reverse("studio:retire_lesson", args=[course_slug, "01-first"])),
+        ("post", reverse("studio:retire_item", args=[course_slug, "01-first", "first-choice"])),
+        ("post", reverse("studio:move", args=[course_slug])),
     ]
 
 
@@ -33,10 +40,14 @@ def _urls(course_slug: str = "mini") -> list[tuple[str, str]]:
 def test_only_the_course_instructors_and_staff_get_in(client, mini_course, make_user, alice):
     for method, url in _urls():
         assert getattr(client, method)(url).status_code == 302, url  # to the login page
-    for user in (alice, make_user("baska-hoca")):
+    other_teacher = make_user("baska-hoca")  # teaches another course, not this one
+    Course.objects.create(slug="baska", title="Başka kurs").instructors.add(other_teacher)
+    for user in (alice, other_teacher):
         client.force_login(user)
         for method, url in _urls():
-            assert getattr(client, method)(url, {"text": "x", "path": LESSON}).status_code == 404, url
+            data = {"text": "x", "path": LESSON, "slug": "yeni", "title": "Yeni", "name": "x.md"}
+            data |= {"folder": "01-first", "direction": "down"}
+            assert getattr(client, method)(url, data).status_code == 404, url
     assert not mini_course.draft_files.exists()
     client.force_login(make_user("personel", is_staff=True))
     assert client.get(reverse("studio:outline", args=["mini"])).status_code == 200
