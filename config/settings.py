@@ -295,6 +295,8 @@ LTI_LEEWAY = envint("LTI_LEEWAY", 60)
 LTI_JWKS_MAX_AGE = envint("LTI_JWKS_MAX_AGE", 3600)
 LTI_KEY_OVERLAP = envint("LTI_KEY_OVERLAP", 7 * 24 * 3600)
 LTI_INVITE_TTL = envint("LTI_INVITE_TTL", 7 * 24 * 3600)  # a dynamic registration address stays open
+LTI_JWKS_REFETCH_INTERVAL = envint("LTI_JWKS_REFETCH_INTERVAL", 60)  # key set fetches: one a minute
+LTI_ALLOW_PRIVATE_HOSTS = envbool("LTI_ALLOW_PRIVATE_HOSTS")  # LTI calls to http, private hosts: dev, tests
 # Grade passback (lti/passback.py): a score the platform could not take now is tried again after
 # this many seconds, doubling each time up to the longest wait, and fails after this many tries.
 LTI_OUTBOX_RETRY_SECONDS = envint("LTI_OUTBOX_RETRY_SECONDS", 30)
