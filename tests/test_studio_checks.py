@@ -116,3 +116,6 @@ def test_a_reference_that_fails_its_own_cases_is_shown_case_by_case(client, mini
     assert any(p["file"] == f"{FOLDER}/solution.py" for p in check.report["problems"])
     assert check.report["cases"] and not any(case["passed"] for case in check.report["cases"])
     assert "✗ geçmedi" in page
+    refused = client.post(reverse("studio:publish", args=["mini"]))
+    assert refused.status_code == 400 and f"{FOLDER}/exercise.toml:1" in refused.text
+    assert not mini_course.exercises.exists() and not mini_course.revisions.exists()

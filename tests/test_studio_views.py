@@ -118,6 +118,27 @@ def test_a_refused_publish_shows_the_problem_at_its_line_on_the_outline_and_in_t
     assert "Satır 3" in editor
 
 
+@pytest.mark.django_db
+def test_bad_math_in_a_lesson_refuses_the_publish_at_its_line_and_publishes_nothing(
+    client, mini_course, teacher
+):
+    published = drafts.read_text(mini_course, LESSON, published=True)
+    text = published + "\nYeni formül: $\\farc{1}{2}$.\n"
+    client.post(reverse("studio:edit", args=["mini", LESSON]), {"text": text, "action": "save"})
+    line = text.splitlines().index("Yeni formül: $\\farc{1}{2}$.") + 1
+
+    response = client.post(reverse("studio:publish", args=["mini"]))
+
+    assert response.status_code == 400
+    assert "Hiçbir şey yayınlanmadı" in response.text and f"{LESSON}:{line}" in response.text
+    assert "farc" in response.text
+    editor = client.get(reverse("studio:edit", args=["mini", LESSON])).text
+    assert f"Satır {line}" in editor and "farc" in editor
+    lesson = mini_course.lessons.get(slug="first")
+    assert "Yeni formül" not in lesson.body_source and not mini_course.revisions.exists()
+    assert drafts.read_text(mini_course, LESSON) == text  # the draft is kept, to be corrected
+
+
 @pytest.mark.django_db(transaction=True)
 def test_publish_then_revisions_show_the_diff_and_go_back(client, mini_course, teacher, run_queue):
     url = reverse("studio:edit", args=["mini", LESSON])
