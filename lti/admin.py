@@ -1,9 +1,13 @@
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from .endpoints import absolute, tool_endpoints
+from .linking import approve_link
 from .models import (
     Deployment,
+    InstructorGrant,
     LtiContext,
     LtiUser,
     Membership,
@@ -48,8 +52,42 @@ class LtiUserAdmin(admin.ModelAdmin):
 
 @admin.register(LtiContext)
 class LtiContextAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "platform", "course", "linked_by", "linked_at", "roster_synced_at"]
-    raw_id_fields = ["linked_by"]
+    list_display = [
+        "__str__",
+        "platform",
+        "course",
+        "requested_course",
+        "linked_by",
+        "approved_by",
+        "linked_at",
+    ]
+    list_filter = ["platform", ("course", admin.EmptyFieldListFilter)]
+    search_fields = ["title", "context_id"]
+    raw_id_fields = ["linked_by", "approved_by"]
+    # The link itself is made (or approved) by its action: a course picked here would give the
+    # LMS course's instructors rights no instructor of the course agreed to.
+    readonly_fields = ["course", "linked_by", "linked_at", "approved_by", "roster_synced_at"]
+    actions = ["approve"]
+
+    @admin.action(description=_("Approve the asked-for course link"))
+    def approve(self, request: HttpRequest, queryset) -> None:
+        approved = sum(approve_link(context, request.user) for context in queryset)  # type: ignore[arg-type]
+        self.message_user(
+            request,
+            ngettext("%(n)s link approved.", "%(n)s links approved.", approved) % {"n": approved},
+            messages.SUCCESS if approved else messages.WARNING,
+        )
+
+
+@admin.register(InstructorGrant)
+class InstructorGrantAdmin(admin.ModelAdmin):
+    list_display = ["user", "context", "granted_at", "revoked_at"]
+    list_filter = [("revoked_at", admin.EmptyFieldListFilter)]
+    search_fields = ["user__username", "context__title"]
+    readonly_fields = ["context", "user", "granted_at", "revoked_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
 
 
 @admin.register(Membership)

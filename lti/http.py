@@ -1,14 +1,39 @@
 """The few HTTP calls Dikkat makes to a platform (its keys, its OpenID configuration, dynamic
-registration): JSON, a short timeout, a size limit. urllib is enough; no session to keep."""
+registration, the roster and grade services): JSON, with the guards a server that fetches
+addresses it was given needs (server-side request forgery):
 
+- only https (http too under LTI_ALLOW_PRIVATE_HOSTS, for development and the tests);
+- every address the host name resolves to must be a public one (no loopback, private,
+  link-local, multicast or reserved address: the cloud's metadata service, the database, the
+  admin on localhost), checked on the address the socket then connects to (no second lookup a
+  rebinding DNS could answer differently); LTI_ALLOW_PRIVATE_HOSTS lifts this;
+- no redirect is followed (a redirect is an error that names where it pointed);
+- at most MAX_BYTES of answer, within DEADLINE seconds for the whole call (not per read);
+- an error answer's body goes to the log only; the message (shown to instructors and
+  administrators) carries the status and, from a JSON error answer, its short error text.
+
+http.client is enough: no session to keep, and it follows no redirect on its own.
+"""
+
+import http.client
+import ipaddress
 import json
-import urllib.error
+import logging
+import re
+import socket
+import threading
+import time
 import urllib.parse
-import urllib.request
 from typing import Any
 
-TIMEOUT = 5  # seconds
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+TIMEOUT = 5  # seconds, per connect or read
+DEADLINE = 15.0  # seconds, for a whole call
 MAX_BYTES = 1_000_000
+SUMMARY_CHARS = 200
 
 
 class PlatformUnreachable(Exception):
@@ -20,39 +45,169 @@ class PlatformUnreachable(Exception):
         self.status = status
 
 
-def _send(request: urllib.request.Request, with_headers: bool = False) -> Any:
+def _private_allowed() -> bool:
+    return bool(getattr(settings, "LTI_ALLOW_PRIVATE_HOSTS", False))
+
+
+def refused_address(ip: str) -> bool:
+    """Whether Dikkat must not connect to `ip` (anything but a public address)."""
+    address = ipaddress.ip_address(ip.split("%", 1)[0])
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return not address.is_global or address.is_multicast
+
+
+def check_url(url: str) -> urllib.parse.SplitResult:
+    """The parts of `url` if Dikkat may call it (scheme and host; the addresses are checked at
+    connect time); PlatformUnreachable otherwise."""
+    parts = urllib.parse.urlsplit(url)
+    allowed = ("https", "http") if _private_allowed() else ("https",)
+    if parts.scheme not in allowed or not parts.hostname:
+        raise PlatformUnreachable(f"{url[:200]} is not an https URL")
+    if parts.username or parts.password:
+        raise PlatformUnreachable(f"{parts.hostname} URL with a user name or password")
+    return parts
+
+
+def _connect(address: tuple[str, int], timeout: float, source_address: Any = None) -> socket.socket:
+    """socket.create_connection that only connects to addresses Dikkat may call."""
+    host, port = address
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-            data = json.loads(response.read(MAX_BYTES))
-            return (data, response.headers) if with_headers else data
-    except urllib.error.HTTPError as error:
-        body = error.read(2000).decode("utf-8", "replace")
-        raise PlatformUnreachable(f"{request.full_url} answered {error.code}: {body}", error.code) from error
-    except (urllib.error.URLError, TimeoutError, OSError) as error:
-        raise PlatformUnreachable(f"{request.full_url} could not be reached: {error}") from error
-    except ValueError as error:
-        raise PlatformUnreachable(f"{request.full_url} did not answer JSON: {error}") from error
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as error:
+        raise OSError(f"{host} could not be resolved: {error}") from error
+    last_error: OSError | None = None
+    for family, kind, proto, _name, sockaddr in infos:
+        if not _private_allowed() and refused_address(str(sockaddr[0])):
+            last_error = OSError(f"{host} resolves to {sockaddr[0]}, not a public address")
+            continue
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(timeout)
+            sock.connect(sockaddr)
+            return sock
+        except OSError as error:
+            sock.close()
+            last_error = error
+    raise last_error or OSError(f"{host} has no address")
+
+
+def _connection(parts: urllib.parse.SplitResult, timeout: float) -> http.client.HTTPConnection:
+    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
+    connection._create_connection = _connect  # type: ignore[attr-defined]
+    return connection
+
+
+def _abort(connection: http.client.HTTPConnection) -> None:
+    sock = connection.sock
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def _summary(body: bytes, content_type: str) -> str:
+    """A short, plain text of an error answer: the error fields of a JSON answer, else nothing
+    (an HTML page from the platform is never shown in Dikkat's pages)."""
+    if "json" not in content_type:
+        return ""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return ""
+    if not isinstance(data, dict):
+        return ""
+    texts = [data.get(k) for k in ("error", "error_description", "message", "reason")]
+    text = " — ".join(t for t in texts if isinstance(t, str) and t)
+    return re.sub(r"[\x00-\x1f\x7f<>]+", " ", text)[:SUMMARY_CHARS].strip()
+
+
+def _read(response: http.client.HTTPResponse, limit: int, deadline: float, url: str) -> bytes:
+    chunks, size = [], 0
+    while True:
+        if time.monotonic() > deadline:
+            raise PlatformUnreachable(f"{url} took longer than {DEADLINE} s to answer")
+        chunk = response.read1(65536) if hasattr(response, "read1") else response.read(65536)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > limit:
+            raise PlatformUnreachable(f"{url} answered more than {limit} bytes")
+        chunks.append(chunk)
+
+
+def _send(
+    method: str, url: str, headers: dict[str, str], body: bytes | None = None
+) -> tuple[Any, http.client.HTTPMessage]:
+    """One call: the decoded JSON answer and its headers, or PlatformUnreachable."""
+    parts = check_url(url)
+    shown = f"{parts.scheme}://{parts.netloc}{parts.path}"[:300]  # no query (it may carry tokens)
+    deadline = time.monotonic() + DEADLINE
+    target = parts.path or "/"
+    if parts.query:
+        target += "?" + parts.query
+    connection = _connection(parts, TIMEOUT)
+    # The deadline holds even while a read waits (a platform that drips its headers): the
+    # watchdog shuts the socket, which ends the read at once.
+    watchdog = threading.Timer(DEADLINE, _abort, [connection])
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        connection.request(method, target, body=body, headers=headers)
+        response = connection.getresponse()
+        if 300 <= response.status < 400:
+            where = (response.getheader("Location") or "")[:200]
+            raise PlatformUnreachable(
+                f"{shown} redirected ({response.status}) to {where!r}, not followed", response.status
+            )
+        if response.status >= 400:
+            text = _read(response, 20_000, deadline, shown)
+            logger.warning("LTI: %s %s answered %s: %r", method, shown, response.status, text[:2000])
+            summary = _summary(text, response.getheader("Content-Type") or "")
+            raise PlatformUnreachable(
+                f"{shown} answered {response.status}" + (f": {summary}" if summary else ""), response.status
+            )
+        raw = _read(response, MAX_BYTES, deadline, shown)
+        try:
+            return (json.loads(raw) if raw.strip() else {}), response.headers
+        except ValueError as error:
+            raise PlatformUnreachable(f"{shown} did not answer JSON: {error}") from error
+    except PlatformUnreachable:
+        raise
+    except (http.client.HTTPException, OSError, ValueError) as error:
+        if time.monotonic() > deadline:
+            raise PlatformUnreachable(f"{shown} took longer than {DEADLINE} s to answer") from error
+        raise PlatformUnreachable(f"{shown} could not be reached: {error}") from error
+    finally:
+        watchdog.cancel()
+        connection.close()
+
+
+def _headers(accept: str, bearer: str, content_type: str = "") -> dict[str, str]:
+    headers = {"Accept": accept, "User-Agent": "Dikkat-LTI"}
+    if bearer:
+        headers["Authorization"] = f"Bearer {bearer}"
+    if content_type:
+        headers["Content-Type"] = content_type
+    return headers
 
 
 def get_json(url: str, bearer: str = "") -> Any:
-    headers = {"Accept": "application/json"}
-    if bearer:
-        headers["Authorization"] = f"Bearer {bearer}"
-    return _send(urllib.request.Request(url, headers=headers))
+    return _send("GET", url, _headers("application/json", bearer))[0]
 
 
 def post_json(url: str, data: dict, bearer: str = "", content_type: str = "application/json") -> Any:
-    headers = {"Accept": "application/json", "Content-Type": content_type}
-    if bearer:
-        headers["Authorization"] = f"Bearer {bearer}"
-    return _send(urllib.request.Request(url, data=json.dumps(data).encode(), headers=headers, method="POST"))
+    return _send("POST", url, _headers("application/json", bearer, content_type), json.dumps(data).encode())[
+        0
+    ]
 
 
 def get_json_page(url: str, bearer: str, accept: str) -> tuple[Any, str]:
     """One page of a paged LTI service answer and the URL of the next page ('' at the end: the
     `Link: <…>; rel="next"` header)."""
-    request = urllib.request.Request(url, headers={"Accept": accept, "Authorization": f"Bearer {bearer}"})
-    data, headers = _send(request, with_headers=True)
+    data, headers = _send("GET", url, _headers(accept, bearer))
     for link in headers.get_all("Link") or []:
         for part in link.split(","):
             target, _, params = part.partition(";")
@@ -63,5 +218,4 @@ def get_json_page(url: str, bearer: str, accept: str) -> tuple[Any, str]:
 
 def post_form(url: str, fields: dict[str, str]) -> Any:
     data = urllib.parse.urlencode(fields).encode()
-    headers = {"Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded"}
-    return _send(urllib.request.Request(url, data=data, headers=headers, method="POST"))
+    return _send("POST", url, _headers("application/json", "", "application/x-www-form-urlencoded"), data)[0]

@@ -1,7 +1,8 @@
 """LTI 1.3 launch validation: the id_token a platform posts back must pass every check here.
 
 Order: the state (ours, single use, short-lived, bound to the browser by a cookie), then the
-token's signature against the platform's published keys (refetched once for an unknown `kid`),
+token's signature against the platform's published keys (refetched for an unknown `kid`, at most
+once a minute per platform),
 then its claims (iss, aud, azp, exp/iat with LTI_LEEWAY, our nonce, a known deployment, an LTI
 1.3 message). Each refusal raises `LaunchRefused` with a reason for the log and a message for the
 person, and nothing is stored but the consumed state.
@@ -15,7 +16,7 @@ from typing import Any
 
 import jwt
 from django.conf import settings
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
@@ -96,6 +97,17 @@ def consume_state(state: str) -> LoginState:
     return login
 
 
+def _may_fetch_jwks(platform: Platform) -> bool:
+    """Whether this launch may fetch the platform's key set now: at most once every
+    LTI_JWKS_REFETCH_INTERVAL per platform, whatever the launches bring (a stream of tokens
+    with made-up kids must not make Dikkat hammer the platform). Claimed with a conditional
+    UPDATE, so two processes do not both fetch."""
+    now = timezone.now()
+    since = now - timedelta(seconds=settings.LTI_JWKS_REFETCH_INTERVAL)
+    due = models.Q(jwks_fetched_at__isnull=True) | models.Q(jwks_fetched_at__lte=since)
+    return bool(Platform.objects.filter(due, pk=platform.pk).update(jwks_fetched_at=now))
+
+
 def _fetch_jwks(platform: Platform) -> dict:
     try:
         data = get_json(platform.jwks_url)
@@ -117,13 +129,23 @@ def _find_key(jwks: dict, kid: str) -> dict | None:
 
 def platform_key(platform: Platform, kid: str) -> Any:
     """The platform's public key `kid`: from the stored key set while it is fresh, else (or when
-    `kid` is not in it: the platform rotated its keys) from one new fetch of its JWKS."""
+    `kid` is not in it: the platform rotated its keys) from a new fetch of its JWKS, at most
+    once every LTI_JWKS_REFETCH_INTERVAL per platform."""
     fresh = platform.jwks_fetched_at and platform.jwks_fetched_at > timezone.now() - timedelta(
         seconds=settings.LTI_JWKS_MAX_AGE
     )
-    jwk = _find_key(platform.jwks, kid) if fresh else None
-    if jwk is None:
-        jwk = _find_key(_fetch_jwks(platform), kid)
+    jwk = _find_key(platform.jwks, kid)
+    if jwk is None or not fresh:
+        if _may_fetch_jwks(platform):
+            jwk = _find_key(_fetch_jwks(platform), kid)
+        else:  # fetched a moment ago (perhaps by another launch): what it stored is the newest
+            platform.refresh_from_db(fields=["jwks", "jwks_fetched_at"])
+            jwk = _find_key(platform.jwks, kid)
+            if jwk is None:
+                raise LaunchRefused(
+                    f"signed by a key the platform does not publish (kid {kid!r}); its key set was "
+                    f"fetched less than {settings.LTI_JWKS_REFETCH_INTERVAL} s ago, not again"
+                )
     if jwk is None:
         raise LaunchRefused(f"signed by a key the platform does not publish (kid {kid!r})")
     try:

@@ -7,10 +7,18 @@
 - Roles count only as the context's membership roles: Instructor (also TeachingAssistant,
   ContentDeveloper, Administrator of the context) makes a course instructor, Learner a student.
   Institution and system roles say nothing about this course.
-- An LMS course (context) is linked to one Dikkat course by an instructor at the first launch,
-  chosen from the courses they may link (`linkable_courses`). Until then learners are refused.
+- An LMS course (context) is linked to one Dikkat course at an instructor's first launch, chosen
+  from the courses they may ask for (`linkable_courses`). Being Instructor of some LMS course
+  gives no rights in Dikkat by itself: the link holds at once only when the launching user
+  already teaches that Dikkat course (or is staff); else it is a request that one of the
+  course's instructors approves (`approve_link`). Until then learners are refused and nobody
+  gets rights. Roles map only through an approved link.
+- Instructor rights LTI gives are recorded (`InstructorGrant`) and taken back when the LMS no
+  longer lists the user as an instructor; rights given in Dikkat itself are never touched. An
+  enrolled student of the Dikkat course is never made its instructor.
 """
 
+import logging
 import secrets
 from dataclasses import dataclass
 
@@ -23,7 +31,9 @@ from django.utils.translation import gettext_lazy as _
 from courses.models import Course, Enrollment
 
 from .launch import Launch, LaunchRefused
-from .models import LtiContext, LtiUser, Membership, Platform, ResourceLink
+from .models import InstructorGrant, LtiContext, LtiUser, Membership, Platform, ResourceLink
+
+logger = logging.getLogger(__name__)
 
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
 AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
@@ -49,6 +59,10 @@ NOT_LINKED_YET = _(
     "This LMS course is not linked to a Dikkat course yet. Once your instructor has opened the link "
     "from the LMS and chosen the course, you can enter too."
 )
+NOT_APPROVED = _(
+    "This LMS course waits for an instructor of its Dikkat course to approve the link. You can "
+    "enter once they have approved it."
+)
 NOT_INSTRUCTOR = _("Only an instructor of the LMS course can choose what a new Dikkat link opens.")
 NO_ROLE = _("Your LMS did not say whether you take or teach this course. Please tell your instructor.")
 
@@ -65,6 +79,7 @@ class Landing:
 
     @property
     def needs_course(self) -> bool:
+        """No approved link yet: the instructor chooses (or waits for approval)."""
         return self.context.course_id is None
 
 
@@ -125,15 +140,142 @@ def linkable_courses(platform: Platform, user: User) -> QuerySet[Course]:
     return (Course.objects.active().filter(pk=platform.course_id) | taught).distinct()
 
 
-def link_context(context: LtiContext, course: Course, user: User) -> bool:
-    """Link an LMS course to `course` (once: False when another instructor linked it first)."""
-    linked = LtiContext.objects.filter(pk=context.pk, course__isnull=True).update(
-        course=course, linked_by=user, linked_at=timezone.now()
-    )
-    if linked:
-        course.instructors.add(user)
+def may_link_at_once(user: User, course: Course) -> bool:
+    """Whether `user` may link an LMS course to `course` without anyone's approval: they teach
+    it in Dikkat already, or they are staff."""
+    return user.is_staff or course.is_instructor(user)
+
+
+def request_link(context: LtiContext, course: Course, user: User) -> bool:
+    """An LMS instructor's choice of the Dikkat course their LMS course opens: linked at once
+    (True) when they may (`may_link_at_once`), else stored as a request for the course's
+    instructors to approve (False). Nothing changes once the LMS course is linked."""
+    now = timezone.now()
+    unlinked = LtiContext.objects.filter(pk=context.pk, course__isnull=True)
+    if may_link_at_once(user, course):
+        linked = unlinked.update(
+            course=course,
+            linked_by=user,
+            linked_at=now,
+            approved_by=user,
+            requested_course=course,
+            requested_at=now,
+        )
         context.refresh_from_db()
+        if linked:
+            grant_instructor(context, user)
+            logger.info("LTI: %s linked LMS course %s to %s", user.username, context, course.slug)
+        return bool(linked)
+    unlinked.update(requested_course=course, requested_at=now, linked_by=user, approved_by=None)
+    context.refresh_from_db()
+    logger.info("LTI: %s asks to link LMS course %s to %s", user.username, context, course.slug)
+    return False
+
+
+def approve_link(context: LtiContext, approver: User) -> bool:
+    """An instructor of the asked-for course (or staff) approves an LMS course's link: it holds
+    from now on, and the LMS instructor who asked becomes an instructor of the course."""
+    course = context.requested_course
+    if course is None or context.course_id is not None or not may_link_at_once(approver, course):
+        return False
+    with transaction.atomic():
+        linked = LtiContext.objects.filter(
+            pk=context.pk, course__isnull=True, requested_course=course
+        ).update(course=course, approved_by=approver, linked_at=timezone.now())
+        context.refresh_from_db()
+        if linked and context.linked_by is not None:
+            grant_instructor(context, context.linked_by)
+    if linked:
+        logger.info(
+            "LTI: %s approved the link of LMS course %s to %s", approver.username, context, course.slug
+        )
     return bool(linked)
+
+
+def decline_link(context: LtiContext, approver: User) -> bool:
+    """An instructor of the asked-for course (or staff) declines the request; the LMS course
+    stays unlinked (its instructor may ask again)."""
+    course = context.requested_course
+    if course is None or context.course_id is not None or not may_link_at_once(approver, course):
+        return False
+    declined = LtiContext.objects.filter(pk=context.pk, course__isnull=True, requested_course=course).update(
+        requested_course=None, requested_at=None
+    )
+    context.refresh_from_db()
+    if declined:
+        logger.info(
+            "LTI: %s declined the link of LMS course %s to %s", approver.username, context, course.slug
+        )
+    return bool(declined)
+
+
+def grant_instructor(context: LtiContext, user: User) -> bool:
+    """The LMS says `user` teaches `context`: make them an instructor of its linked course, and
+    record that LTI did (so that LTI can take it back). False, and nothing changes, when they
+    are an enrolled student of the course: the LMS's word does not make a student a teacher."""
+    course = context.course
+    if course is None:
+        return False
+    if Enrollment.objects.filter(user=user, course=course).exists():
+        logger.warning(
+            "LTI: %s is an enrolled student of %s; their instructor role in %s is ignored",
+            user.username,
+            course.slug,
+            context,
+        )
+        return False
+    if (
+        course.instructors.filter(pk=user.pk).exists()
+        and not InstructorGrant.objects.filter(
+            user=user, context__course=course, revoked_at__isnull=True
+        ).exists()
+    ):
+        return True  # rights given in Dikkat itself: no grant, so LTI never takes them back
+    InstructorGrant.objects.update_or_create(
+        context=context, user=user, defaults={"revoked_at": None, "granted_at": timezone.now()}
+    )
+    course.instructors.add(user)
+    return True
+
+
+def revoke_instructor(context: LtiContext, user_ids: list[int]) -> int:
+    """The LMS no longer lists these users as instructors of `context`: revoke the rights it
+    gave them (kept in the grant with the time). Their instructorship of the course ends unless
+    another LMS course of it still grants it; rights given in Dikkat itself have no grant and
+    stay. How many grants were revoked."""
+    course = context.course
+    grants = InstructorGrant.objects.filter(context=context, user_id__in=user_ids, revoked_at__isnull=True)
+    revoked_users = list(grants.values_list("user_id", flat=True))
+    if not revoked_users:
+        return 0
+    grants.update(revoked_at=timezone.now())
+    if course is not None:
+        still = set(
+            InstructorGrant.objects.filter(
+                context__course=course, user_id__in=revoked_users, revoked_at__isnull=True
+            ).values_list("user_id", flat=True)
+        )
+        course.instructors.remove(*[pk for pk in revoked_users if pk not in still])
+    logger.info("LTI: instructor rights from %s revoked for user ids %s", context, revoked_users)
+    return len(revoked_users)
+
+
+def _web_url(value: object) -> str:
+    return value[:1000] if isinstance(value, str) and value.startswith(("https://", "http://")) else ""
+
+
+def grade_service(claim: object, link: ResourceLink) -> dict:
+    """The link's grade service addresses and scopes as this launch gives them: each launch
+    updates them, clearing what the platform no longer sends. A line item Dikkat made itself
+    under the same line items address (the launch names none) is kept."""
+    if not isinstance(claim, dict):
+        return {"lineitems_url": "", "lineitem_url": "", "ags_scopes": []}
+    lineitems, lineitem = _web_url(claim.get("lineitems")), _web_url(claim.get("lineitem"))
+    if not lineitem and lineitems and lineitems == link.lineitems_url:
+        lineitem = link.lineitem_url
+    scope = claim.get("scope")
+    scopes = [x for x in scope if isinstance(x, str)] if isinstance(scope, list) else []
+    return {"lineitems_url": lineitems, "lineitem_url": lineitem, "ags_scopes": scopes}
 
 
 def land(launch: Launch) -> Landing:
@@ -149,7 +291,7 @@ def land(launch: Launch) -> Landing:
     if (context is None or context.course_id is None) and role != INSTRUCTOR:
         raise LaunchRefused(
             f"a learner's launch into LMS course {context_claim['id']!r}, not linked by an instructor",
-            NOT_LINKED_YET,
+            NOT_APPROVED if context is not None and context.awaits_approval else NOT_LINKED_YET,
         )
     with transaction.atomic():
         user = link_user(launch.platform, launch.claims)
@@ -173,8 +315,10 @@ def land(launch: Launch) -> Landing:
         course = context.course
         if course is not None:
             if role == INSTRUCTOR:
-                course.instructors.add(user)
+                if not grant_instructor(context, user):
+                    role = LEARNER  # an enrolled student stays one
             else:
+                revoke_instructor(context, [user.pk])
                 Enrollment.objects.get_or_create(user=user, course=course)
         link = None
         link_claim = launch.claim("resource_link")
@@ -184,17 +328,7 @@ def land(launch: Launch) -> Landing:
                 resource_link_id=str(link_claim["id"]),
                 defaults={"title": str(link_claim.get("title", ""))[:255]},
             )
-            ags = launch.claims.get(AGS_CLAIM)
-            if isinstance(ags, dict):
-                found = {
-                    "lineitems_url": ags.get("lineitems"),
-                    "lineitem_url": ags.get("lineitem"),
-                }
-                found = {k: v[:1000] for k, v in found.items() if isinstance(v, str) and v.startswith("http")}
-                scopes = (
-                    [x for x in ags.get("scope", []) if isinstance(x, str)]
-                    if isinstance(ags.get("scope"), list)
-                    else []
-                )
-                ResourceLink.objects.filter(pk=link.pk).update(ags_scopes=scopes, **found)
+            ResourceLink.objects.filter(pk=link.pk).update(
+                **grade_service(launch.claims.get(AGS_CLAIM), link)
+            )
     return Landing(user=user, role=role, context=context, link=link)

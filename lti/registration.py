@@ -4,12 +4,20 @@ The LMS opens our one-time registration address (`RegistrationInvite`) with its
 `openid_configuration` URL and a `registration_token`. Dikkat reads the platform's OpenID
 configuration, sends it our client registration (our endpoints, the messages and services we
 use), and stores the platform with the client id (and deployment id) the platform answers.
+
+Whoever holds an open invite can register, so a registration only ever creates: it never
+changes a registered platform (the same issuer and client id is refused), and a new client of
+an issuer already registered is stored inactive until an administrator activates it (else a
+second registration could stand in for the first platform's launches). The issuer must be the
+origin of the OpenID configuration's address, and every endpoint must be https (http only under
+LTI_ALLOW_PRIVATE_HOSTS, for development and the tests).
 """
 
 import logging
 from urllib.parse import urlsplit
 
-from django.db import transaction
+from django.conf import settings
+from django.db import IntegrityError, transaction
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
@@ -38,6 +46,12 @@ PLATFORM_ANSWER = _(
 )
 
 
+ALREADY_REGISTERED = _(
+    "This LMS is already registered with Dikkat under this client id. A registration does not "
+    "change a registered LMS: please ask the Dikkat site administrator."
+)
+
+
 class RegistrationFailed(Exception):
     def __init__(self, reason: str, message: str | Promise):
         super().__init__(reason)
@@ -46,10 +60,17 @@ class RegistrationFailed(Exception):
 
 
 def _web_url(value: object, name: str) -> str:
+    schemes = ("https", "http") if settings.LTI_ALLOW_PRIVATE_HOSTS else ("https",)
     parts = urlsplit(value) if isinstance(value, str) else None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
-        raise _failed(f"the platform's {name} {value!r} is not an http(s) URL")
+    if parts is None or parts.scheme not in schemes or not parts.hostname or len(str(value)) > 500:
+        raise _failed(f"the platform's {name} {str(value)[:200]!r} is not an https URL")
     return str(value)
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"
 
 
 def _failed(reason: str) -> RegistrationFailed:
@@ -100,6 +121,8 @@ def register(invite: RegistrationInvite, openid_configuration: str, registration
         if not isinstance(config, dict):
             raise _failed("its OpenID configuration is not a JSON object")
         issuer = _web_url(config.get("issuer"), "issuer")
+        if _origin(issuer) != _origin(openid_configuration):
+            raise _failed(f"the issuer {issuer!r} is not the origin of its OpenID configuration's address")
         urls = {
             name: _web_url(config.get(name), name)
             for name in ("authorization_endpoint", "token_endpoint", "jwks_uri", "registration_endpoint")
@@ -111,28 +134,43 @@ def register(invite: RegistrationInvite, openid_configuration: str, registration
         except PlatformUnreachable as error:
             raise _failed(f"the registration was not accepted ({error})") from error
         client_id = answer.get("client_id") if isinstance(answer, dict) else None
-        if not isinstance(client_id, str) or not client_id:
-            raise _failed("its answer has no client_id")
+        if not isinstance(client_id, str) or not client_id or len(client_id) > 255:
+            raise _failed("its answer has no usable client_id")
         tool_config = answer.get(TOOL_CONFIGURATION) or {}
         deployment_id = tool_config.get("deployment_id") if isinstance(tool_config, dict) else None
-        product = (config.get(PLATFORM_CONFIGURATION) or {}).get("product_family_code", "")
-        with transaction.atomic():
-            platform, _created = Platform.objects.update_or_create(
-                issuer=issuer,
-                client_id=client_id,
-                defaults={
-                    "name": f"{product or urlsplit(issuer).netloc} ({client_id})"[:200],
-                    "auth_url": urls["authorization_endpoint"],
-                    "token_url": urls["token_endpoint"],
-                    "jwks_url": urls["jwks_uri"],
-                    **({"course": invite.course} if invite.course_id else {}),
-                },
-            )
-            if isinstance(deployment_id, str) and deployment_id:
-                Deployment.objects.get_or_create(platform=platform, deployment_id=deployment_id)
-            RegistrationInvite.objects.filter(pk=invite.pk).update(platform=platform)
+        platform_config = config.get(PLATFORM_CONFIGURATION)
+        product = platform_config.get("product_family_code") if isinstance(platform_config, dict) else ""
+        product = product if isinstance(product, str) else ""
+        if Platform.objects.filter(issuer=issuer, client_id=client_id).exists():
+            raise RegistrationFailed(f"{issuer} client {client_id} is registered already", ALREADY_REGISTERED)
+        known_issuer = Platform.objects.filter(issuer=issuer).exists()
+        try:
+            with transaction.atomic():
+                platform = Platform.objects.create(
+                    issuer=issuer,
+                    client_id=client_id,
+                    name=f"{product or urlsplit(issuer).netloc} ({client_id})"[:200],
+                    auth_url=urls["authorization_endpoint"],
+                    token_url=urls["token_endpoint"],
+                    jwks_url=urls["jwks_uri"],
+                    course=invite.course,
+                    active=not known_issuer,
+                )
+                if isinstance(deployment_id, str) and deployment_id:
+                    Deployment.objects.create(platform=platform, deployment_id=deployment_id[:255])
+                RegistrationInvite.objects.filter(pk=invite.pk).update(platform=platform)
+        except IntegrityError as error:  # the same client registered at the same moment
+            raise RegistrationFailed(
+                f"{issuer} client {client_id} is registered already", ALREADY_REGISTERED
+            ) from error
     except RegistrationFailed:
         invite.release(expires_at)
         raise
-    logger.info("LTI platform registered: %s client %s deployment %s", issuer, client_id, deployment_id)
+    logger.info(
+        "LTI platform registered: %s client %s deployment %s%s",
+        issuer,
+        client_id,
+        deployment_id,
+        "" if platform.active else " (inactive: the issuer was known; an administrator activates it)",
+    )
     return platform

@@ -13,4 +13,5 @@ urlpatterns = [
     path("lti/kurs-sec/", views.choose_course, name="choose_course"),
     path("lti/icerik-sec/", views.choose_item, name="choose_item"),
     path("lti/uyeler/<int:context_pk>/", views.roster, name="roster"),
+    path("lti/baglantilar/<slug:slug>/", views.course_links, name="course_links"),
 ]

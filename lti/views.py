@@ -20,6 +20,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.requests import AuthenticatedRequest
+from courses.models import Course
 
 from . import deeplinking
 from .endpoints import absolute
@@ -31,12 +32,23 @@ from .launch import (
     state_cookie_name,
     validate_launch,
 )
-from .linking import INSTRUCTOR, NOT_INSTRUCTOR, Landing, context_role, land, link_context, linkable_courses
+from .linking import (
+    INSTRUCTOR,
+    NOT_INSTRUCTOR,
+    Landing,
+    approve_link,
+    context_role,
+    decline_link,
+    land,
+    linkable_courses,
+    may_link_at_once,
+    request_link,
+)
 from .middleware import SESSION_KEY, cross_site_cookie
 from .models import LtiContext, Platform, RegistrationInvite, ToolKey
 from .registration import INVITE_CLOSED, RegistrationFailed
 from .registration import register as register_platform
-from .roster import sync_roster
+from .roster import queue_roster_sync, sync_roster
 from .services import ServiceFailed
 
 logger = logging.getLogger(__name__)
@@ -155,10 +167,8 @@ def launch(request: HttpRequest) -> HttpResponse:
         "role": landing.role,
     }
     if landing.role == INSTRUCTOR and landing.context.memberships_url and not landing.needs_course:
-        try:  # an instructor's launch brings the roster up to date (a failure only goes to the log)
-            sync_roster(landing.context)
-        except ServiceFailed as error:
-            logger.warning("LTI roster sync at %s's launch failed: %s", landing.user.username, error)
+        # An instructor's launch brings the roster up to date, in a worker: never in this request.
+        queue_roster_sync(landing.context)
     if landing.needs_course:
         request.session[CHOOSE_KEY] = landing.context.pk
     if deep_link is not None:
@@ -213,13 +223,17 @@ def jwks(request: HttpRequest) -> JsonResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def choose_course(request: AuthenticatedRequest) -> HttpResponse:
-    """An LMS instructor's first launch from an LMS course: which Dikkat course it opens."""
+    """An LMS instructor's first launch from an LMS course: which Dikkat course it opens. The
+    link holds at once when they teach that course here already; else it waits for the
+    approval of one of its instructors (this page says so)."""
     pending = request.session.get(CHOOSE_KEY, 0)
-    context = LtiContext.objects.select_related("platform", "course").filter(pk=pending).first()
+    context = (
+        LtiContext.objects.select_related("platform", "course", "requested_course").filter(pk=pending).first()
+    )
     launched = request.session.get(SESSION_KEY, {})
     if context is None or launched.get("context") != context.pk or launched.get("role") != INSTRUCTOR:
         return _refused(request, _message(_("Please open this link from your LMS course as its instructor.")))
-    if context.course is not None:  # another instructor of the LMS course linked it meanwhile
+    if context.course is not None:  # linked meanwhile (approved, or by another instructor)
         request.session.pop(CHOOSE_KEY, None)
         return redirect(context.course)
     courses = list(linkable_courses(context.platform, request.user))
@@ -228,24 +242,28 @@ def choose_course(request: AuthenticatedRequest) -> HttpResponse:
         chosen = next((c for c in courses if c.slug == request.POST.get("course")), None)
         if chosen is None:
             error = _("Please choose one of the courses in the list.")
-        else:
-            link_context(context, chosen, request.user)
+        elif request_link(context, chosen, request.user):
             request.session.pop(CHOOSE_KEY, None)
-            context.refresh_from_db()
-            if context.course is not None:
-                messages.success(
-                    request,
-                    _("Your LMS course “%(lms)s” now opens the Dikkat course “%(course)s”.")
-                    % {"lms": context, "course": context.course},
-                )
-                if request.session.get(DEEP_LINK_KEY, {}).get("context") == context.pk:
-                    return redirect("lti:choose_item")
-                return redirect(context.course)
+            messages.success(
+                request,
+                _("Your LMS course “%(lms)s” now opens the Dikkat course “%(course)s”.")
+                % {"lms": context, "course": context.course},
+            )
+            if request.session.get(DEEP_LINK_KEY, {}).get("context") == context.pk:
+                return redirect("lti:choose_item")
+            return redirect(context.course)
+        else:
+            return redirect("lti:choose_course")
     status = 400 if error else 200
     return render(
         request,
         "lti/choose_course.html",
-        {"context": context, "courses": courses, "error": error},
+        {
+            "context": context,
+            "courses": courses,
+            "error": error,
+            "waiting": context.requested_course if context.awaits_approval else None,
+        },
         status=status,
     )
 
@@ -263,6 +281,7 @@ def choose_item(request: AuthenticatedRequest) -> HttpResponse:
         or context.course is None
         or launched.get("context") != context.pk
         or launched.get("role") != INSTRUCTOR
+        or not context.course.is_instructor(request.user)
     ):
         return _refused(
             request, _message(_("Please choose what to add from your LMS course, as its instructor."))
@@ -328,3 +347,42 @@ def roster(request: AuthenticatedRequest, context_pk: int) -> HttpResponse:
         F("dropped_at").desc(nulls_first=True), "name"
     )
     return render(request, "lti/roster.html", {"context": context, "members": members})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def course_links(request: AuthenticatedRequest, slug: str) -> HttpResponse:
+    """The LMS courses of a Dikkat course, for its instructors: those that ask to be linked to
+    it (approve or decline) and those linked (with their rosters)."""
+    course = Course.objects.filter(slug=slug).first()
+    if course is None or not may_link_at_once(request.user, course):
+        raise Http404
+    if request.method == "POST":
+        context = LtiContext.objects.filter(
+            pk=request.POST.get("context") or 0, requested_course=course, course__isnull=True
+        ).first()
+        if context is None:
+            messages.error(request, _("This request is no longer open."))
+        elif request.POST.get("action") == "approve" and approve_link(context, request.user):
+            messages.success(
+                request,
+                _("“%(lms)s” now opens “%(course)s”; its instructors in the LMS teach it here too.")
+                % {"lms": context, "course": course},
+            )
+        elif request.POST.get("action") == "decline" and decline_link(context, request.user):
+            messages.success(request, _("The request of “%(lms)s” was declined.") % {"lms": context})
+        else:
+            messages.error(request, _("This request is no longer open."))
+        return redirect("lti:course_links", slug=course.slug)
+    contexts = LtiContext.objects.select_related("platform", "linked_by", "approved_by")
+    return render(
+        request,
+        "lti/course_links.html",
+        {
+            "course": course,
+            "requests": contexts.filter(requested_course=course, course__isnull=True).order_by(
+                "requested_at"
+            ),
+            "linked": contexts.filter(course=course).order_by("title"),
+        },
+    )

@@ -7,6 +7,7 @@ import html
 import json
 import logging
 import time
+from datetime import timedelta
 from io import StringIO
 from urllib.parse import urlsplit
 
@@ -14,6 +15,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.contrib.sessions.models import Session
 from django.core.management import call_command
+from django.utils import timezone
 from lti_platform import (
     INSTITUTION_INSTRUCTOR,
     INSTRUCTOR,
@@ -27,12 +29,14 @@ from lti_platform import (
 
 from courses.models import Enrollment
 from lti.endpoints import tool_endpoints
+from lti.linking import approve_link
 from lti.models import LoginState, LtiContext, LtiUser, Platform
 
 
 @pytest.fixture
 def platform(db, settings):
     settings.SITE_URL = "http://testserver"
+    settings.LTI_ALLOW_PRIVATE_HOSTS = True  # the test platform is http on 127.0.0.1
     with TestPlatform() as lms:
         call_command(*(["lti_platform", *lms.registration_args()]), stdout=StringIO())
         lms.tool = tool_endpoints()
@@ -41,7 +45,8 @@ def platform(db, settings):
 
 @pytest.fixture
 def linked(platform, mini_course, client, make_user):
-    """The LMS course is linked to the mini course by its instructor's first launch."""
+    """The LMS course is linked to the mini course: its instructor asks for it at the first
+    launch, an administrator approves (teacher-1 then teaches the mini course)."""
     Platform.objects.update(course=mini_course)
     response = run_launch(
         client, platform, Launch(sub="teacher-1", roles=[INSTRUCTOR], email="t@lms.example")
@@ -50,6 +55,7 @@ def linked(platform, mini_course, client, make_user):
     response = client.post("/lti/kurs-sec/", {"course": "mini"})
     assert response.status_code == 302
     client.logout()
+    assert approve_link(LtiContext.objects.get(), make_user("lti-admin", is_staff=True))
     return mini_course
 
 
@@ -83,8 +89,8 @@ def assert_refused(response, caplog, reason: str, shown: str):
 # --- good launches -------------------------------------------------------------------------
 
 
-def test_instructor_first_launch_links_the_lms_course_then_a_student_lands_enrolled(
-    platform, mini_course, client
+def test_instructor_first_launch_asks_for_the_link_and_once_approved_a_student_lands_enrolled(
+    platform, mini_course, client, make_user
 ):
     Platform.objects.update(course=mini_course)
     response = run_launch(client, platform, Launch(sub="teacher-1", roles=[INSTRUCTOR], name="Ayşe Hoca"))
@@ -92,11 +98,21 @@ def test_instructor_first_launch_links_the_lms_course_then_a_student_lands_enrol
     page = client.get("/lti/kurs-sec/").content.decode()
     assert "Mini kurs" in page and "Dikkat 101 (LMS)" in page
     response = client.post("/lti/kurs-sec/", {"course": "mini"}, follow=True)
-    assert response.redirect_chain[-1][0] == "/kurs/mini/"
+    assert response.redirect_chain[-1][0] == "/lti/kurs-sec/"
+    # teacher-1 teaches nothing in Dikkat: the link waits for an instructor of the mini course.
+    assert "onaylanmasını bekliyor" in html.unescape(response.content.decode())
     teacher = LtiUser.objects.get(sub="teacher-1").user
-    assert mini_course.is_instructor(teacher)
+    assert not mini_course.is_instructor(teacher)
     context = LtiContext.objects.get(context_id="lms-course-1")
-    assert context.course == mini_course and context.linked_by == teacher
+    assert context.course is None and context.requested_course == mini_course
+    assert context.linked_by == teacher
+
+    hoca = make_user("hoca")
+    mini_course.instructors.add(hoca)
+    assert approve_link(context, hoca)
+    context.refresh_from_db()
+    assert context.course == mini_course and context.approved_by == hoca
+    assert mini_course.is_instructor(teacher)
 
     student_browser = client.__class__()
     response = run_launch(
@@ -131,7 +147,11 @@ def test_an_email_of_an_existing_dikkat_account_does_not_log_into_it(platform, l
     assert not Enrollment.objects.filter(user=alice).exists()
 
 
-def test_a_platform_that_rotated_its_key_is_fetched_again_once(platform, linked, client):
+def test_a_platform_that_rotated_its_key_is_fetched_again_once(platform, linked, client, settings):
+    # The key set was fetched at the first launch; a minute later a new kid fetches it again.
+    Platform.objects.update(
+        jwks_fetched_at=timezone.now() - timedelta(seconds=settings.LTI_JWKS_REFETCH_INTERVAL)
+    )
     requests_before = platform.jwks_requests
     platform.rotate_key(keep_old=False)
     response = run_launch(client, platform, Launch(sub="student-1", roles=[LEARNER]))
@@ -215,7 +235,12 @@ def test_expired_token_is_refused(platform, linked, client, caplog):
     assert_refused(response, caplog, "id_token expired", "süresi dolmuş ya da giriş zaten kullanılmış")
 
 
-def test_token_signed_by_a_key_the_platform_does_not_publish_is_refused(platform, linked, client, caplog):
+def test_token_signed_by_a_key_the_platform_does_not_publish_is_refused(
+    platform, linked, client, caplog, settings
+):
+    Platform.objects.update(
+        jwks_fetched_at=timezone.now() - timedelta(seconds=settings.LTI_JWKS_REFETCH_INTERVAL)
+    )
     requests_before = platform.jwks_requests
     launch = Launch(sub="student-1", roles=[LEARNER], key=SigningKey())
     with caplog.at_level(logging.WARNING, logger="lti"):

@@ -19,6 +19,7 @@ from lti.models import LtiContext, Platform, RegistrationInvite
 @pytest.fixture
 def lms(db, settings):
     settings.SITE_URL = "http://testserver"
+    settings.LTI_ALLOW_PRIVATE_HOSTS = True  # the test platform is http on 127.0.0.1
     with TestPlatform(client_id="dyn-client", deployment_id="dyn-deployment") as platform:
         yield platform
 

@@ -10,12 +10,14 @@ import pytest
 import test_lti_launch
 from django.core.cache import cache
 from django.core.management import call_command
+from django.tasks import TaskResultStatus
+from django_tasks_db.models import DBTaskResult
 from lti_platform import INSTRUCTOR, LEARNER, Launch
 from test_lti_launch import run_launch
 
 from courses.models import Enrollment
 from lti.models import LtiContext, LtiUser, Membership, ToolKey
-from lti.roster import sync_roster
+from lti.roster import sync_roster, sync_roster_task
 from lti.services import ServiceFailed
 
 platform = test_lti_launch.platform
@@ -39,8 +41,26 @@ def roster(platform, linked, client):
     return platform
 
 
-def test_an_instructor_launch_reads_the_whole_roster(roster, client, linked):
-    run_launch(client, roster, Launch(sub="teacher-1", roles=[INSTRUCTOR]))
+def launch_then_run_the_queued_sync(client, lms, launch, capture) -> None:
+    """An instructor's launch queues the roster sync (it is not read in the launch request);
+    then the queued task runs, as a worker would run it."""
+    asked = len([r for r in lms.received if r["path"].startswith("/nrps/")])
+    with capture(execute=True):
+        run_launch(client, lms, launch)
+    assert len([r for r in lms.received if r["path"].startswith("/nrps/")]) == asked
+    queued = DBTaskResult.objects.filter(
+        task_path=sync_roster_task.module_path, status=TaskResultStatus.READY
+    )
+    assert queued.count() == 1
+    sync_roster_task.call(*queued.get().args_kwargs["args"])
+
+
+def test_an_instructor_launch_reads_the_whole_roster(
+    roster, client, linked, django_capture_on_commit_callbacks
+):
+    launch_then_run_the_queued_sync(
+        client, roster, Launch(sub="teacher-1", roles=[INSTRUCTOR]), django_capture_on_commit_callbacks
+    )
     members = {m.sub: m for m in Membership.objects.all()}
     assert set(members) == {"teacher-1", "student-1", "student-2", "student-3"}  # three pages read
     assert members["student-1"].user == LtiUser.objects.get(sub="student-1").user
@@ -91,13 +111,17 @@ def test_lti_roster_command(roster, linked, caplog):
     assert entry["members"] == 4 and entry["added"] == 4 and entry["dropped"] == 0
 
 
-def test_instructors_see_the_roster_and_read_it_again(roster, linked, client, make_user):
+def test_instructors_see_the_roster_and_read_it_again(
+    roster, linked, client, make_user, django_capture_on_commit_callbacks
+):
     import html
 
     context = LtiContext.objects.get()
     sync_roster(context)
     roster.members["lms-course-1"].pop(2)  # student-2 leaves the LMS course
-    run_launch(client, roster, Launch(sub="teacher-1", roles=[INSTRUCTOR]))  # the launch reads it again
+    launch_then_run_the_queued_sync(  # the launch has it read again
+        client, roster, Launch(sub="teacher-1", roles=[INSTRUCTOR]), django_capture_on_commit_callbacks
+    )
     page = html.unescape(client.get(f"/lti/uyeler/{context.pk}/").content.decode())
     assert "“Dikkat 101 (LMS)” üyeleri" in page and "Selin" in page
     assert Membership.objects.get(sub="student-2").dropped_at is not None
