@@ -99,6 +99,11 @@ class TestPlatform:
         self.lineitems: dict[str, list[dict]] = {}  # AGS line items of each LMS course
         self.scores: list[dict] = []  # the scores the platform took, in order
         self.fail_scores = 0  # answer this many score POSTs with 500 before taking one
+        self.gone_lineitems: set[str] = set()  # line items deleted in the LMS: their scores get a 404
+        # While hold_scores is clear, a score POST waits for it (a slow LMS); score_held says one waits.
+        self.hold_scores = threading.Event()
+        self.hold_scores.set()
+        self.score_held = threading.Event()
         self.page_size = 2  # members per roster page: the tool must follow rel="next"  # the content items tools sent back, as verified claims
         platform = self
 
@@ -112,6 +117,7 @@ class TestPlatform:
             def do_POST(self) -> None:
                 platform._handle(self, "POST")
 
+        self._handler = Handler
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.issuer = self.url
@@ -126,6 +132,17 @@ class TestPlatform:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+    def go_down(self) -> None:
+        """The LMS is down: its port refuses connections until ``come_back``."""
+        self.server.shutdown()
+        self.server.server_close()
+
+    def come_back(self) -> None:
+        """The LMS answers again, at the same address."""
+        self.server = ThreadingHTTPServer(("127.0.0.1", int(self.url.rsplit(":", 1)[1])), self._handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
 
     def registration_args(self) -> list[str]:
         """`manage.py lti_platform add` arguments for this platform."""
@@ -474,6 +491,11 @@ class TestPlatform:
             items.append(item)
             return 201, item
         if len(parts) == 5 and parts[4] == "scores" and method == "POST":
+            if not self.hold_scores.is_set():
+                self.score_held.set()
+                self.hold_scores.wait(30)
+            if parts[3] in self.gone_lineitems:
+                return 404, {"error": "line item not found"}
             if self.fail_scores > 0:
                 self.fail_scores -= 1
                 return 500, {"error": "try again later"}
