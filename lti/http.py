@@ -125,7 +125,8 @@ def _summary(body: bytes, content_type: str) -> str:
 
 
 def _read(response: http.client.HTTPResponse, limit: int, deadline: float, url: str) -> bytes:
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     while True:
         if time.monotonic() > deadline:
             raise PlatformUnreachable(f"{url} took longer than {DEADLINE} s to answer")

@@ -251,7 +251,7 @@ def choose_course(request: AuthenticatedRequest) -> HttpResponse:
             )
             if request.session.get(DEEP_LINK_KEY, {}).get("context") == context.pk:
                 return redirect("lti:choose_item")
-            return redirect(context.course)
+            return redirect(chosen)
         else:
             return redirect("lti:choose_course")
     status = 400 if error else 200
