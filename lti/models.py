@@ -483,3 +483,7 @@ class ResourceLink(models.Model):
 
     def __str__(self) -> str:
         return self.title or self.resource_link_id
+
+
+# The grade outbox is its own module (the model and its queue rules); Django finds it here.
+from .outbox import ScoreOutbox  # noqa: E402,F401
