@@ -125,7 +125,7 @@ def test_a_broken_toml_file_is_refused_at_its_line_and_nothing_is_published(page
 
 
 def test_the_authoring_pages_fit_a_phone_and_have_no_serious_accessibility_violation(
-    page, teacher, run_queue
+    page, teacher, run_queue, make_user
 ):
     from courses.models import Course
     from studio import drafts
@@ -133,7 +133,19 @@ def test_the_authoring_pages_fit_a_phone_and_have_no_serious_accessibility_viola
     course = Course.objects.get(slug="mini")
     lesson = "01-first/lesson.md"
     drafts.save_draft(course, lesson, drafts.read_text(course, lesson) + "\nEk $x^2$.\n", teacher)
-    drafts.publish(course, teacher, summary="Bir ek")
+    # A student's answer, then the question's right option changes: the publish page offers a regrade.
+    from courses.models import Enrollment
+    from courses.selftest import submit_answer
+
+    student = make_user("ogrenci")
+    Enrollment.objects.create(user=student, course=course)
+    submit_answer(student, course.questions.get(slug="first-choice"), {"option": "a"})
+    questions = "01-first/questions.toml"
+    text = drafts.read_text(course, questions).replace("correct = true\n", "", 1)
+    drafts.save_draft(
+        course, questions, text.replace('"Query ve Value"', '"Query ve Value"\ncorrect = true'), teacher
+    )
+    published = drafts.publish(course, teacher, summary="Bir ek")
     run_queue()
     drafts.save_draft(course, lesson, drafts.read_text(course, lesson) + "\nTaslak $y$.\n", teacher)
     from studio import structure
@@ -163,6 +175,7 @@ def test_the_authoring_pages_fit_a_phone_and_have_no_serious_accessibility_viola
         "outline": "/egitmen/mini/yazarlik/",
         "editor": f"/egitmen/mini/yazarlik/dosya/{lesson}",
         "revisions": "/egitmen/mini/yazarlik/surumler/",
+        "publish": f"/egitmen/mini/yazarlik/yayin/{published.result_id}/",
         "new-lesson": "/egitmen/mini/yazarlik/yeni-ders/",
         "exercise": f"/egitmen/mini/yazarlik/dosya/{folder}/exercise.toml",
         "check": f"/egitmen/mini/yazarlik/kontrol/{check.pk}/",
@@ -176,6 +189,8 @@ def test_the_authoring_pages_fit_a_phone_and_have_no_serious_accessibility_viola
                 assert page.goto(page.base_url + path).ok
                 if name == "revisions":
                     page.locator("details summary").first.click()
+                if name == "publish":
+                    assert page.locator("#regrade-heading").is_visible()
                 scroll = page.evaluate("() => document.documentElement.scrollWidth")
                 assert scroll <= width, f"{path} scrolls sideways at {width} px"
                 found += [f"{path} [{language}, {width}]: {v}" for v in serious_violations(page)]
