@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import outbox_views, views
 
 app_name = "lti"
 urlpatterns = [
@@ -14,4 +14,6 @@ urlpatterns = [
     path("lti/icerik-sec/", views.choose_item, name="choose_item"),
     path("lti/uyeler/<int:context_pk>/", views.roster, name="roster"),
     path("lti/baglantilar/<slug:slug>/", views.course_links, name="course_links"),
+    path("lti/notlar/<slug:course_slug>/", outbox_views.outbox, name="outbox"),
+    path("lti/notlar/<slug:course_slug>/tekrar/", outbox_views.retry, name="outbox_retry"),
 ]
