@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import os
 import resource
 import statistics
@@ -34,6 +35,7 @@ from grader.core import (
     grade,
     parse_spec,
     run_reference,
+    timeline,
     zygote,
 )
 
@@ -303,6 +305,106 @@ def zygote_report(args: argparse.Namespace, floor_p50: float, floor_cpu: float) 
         zygote.disable_zygote()
 
 
+# Each stamp names the stage that ended at it (timeline.py); the breakdown's rows, in order.
+STAGES: list[tuple[str, tuple[str, ...]]] = [
+    (
+        "host: check the source, run lock, job directory",
+        ("grade.start", "grade.check", "host.lock", "host.jobdir"),
+    ),
+    ("host: create the run's cgroup", ("host.prepare",)),
+    (
+        "zygote: receive the request and fork",
+        ("sandbox:zygote.recv", "sandbox:zygote.fork", "host.fork.request"),
+    ),
+    ("child: its fds and unshare (namespaces)", ("sandbox:child.fds", "sandbox:child.unshare")),
+    ("child: tmpfs mounts and /job", ("sandbox:child.mounts",)),
+    ("host: receive the child's report, check its pid", ("host.child.reported", "host.pid.check")),
+    ("host: move the child into the cgroup", ("host.cgroup.place", "host.child.mounted", "host.cgroup.rest")),
+    (
+        "child: fork init, /proc, fork the runner",
+        ("sandbox:init.fork", "sandbox:init.proc", "sandbox:runner.fork"),
+    ),
+    ("runner: close fds, drop capabilities", ("sandbox:runner.fds", "sandbox:runner.caps")),
+    ("runner: load the seccomp filter", ("sandbox:runner.seccomp",)),
+    (
+        "runner: reseed, say R; host reads it",
+        ("sandbox:runner.reseed", "sandbox:ready", "host.spawn", "host.ready"),
+    ),
+    ("host: write job, code and inputs to in/", ("host.inputs",)),
+    ("child: copy the inputs into /job", ("host.publish",)),
+    (
+        "runner: J, job.json, rlimits, no-exec filter, S",
+        ("host.J", "sandbox:job.wait", "sandbox:job.read", "sandbox:secured", "host.status.S"),
+    ),
+    ("runner: compile and import the submission", ("sandbox:module",)),
+    ("runner: per-case output files and stdio", ("sandbox:case.files",)),
+    ("runner: load inputs (.npy)", ("sandbox:case.load",)),
+    ("student code", ("sandbox:case.code",)),
+    ("runner: write results (.npy, status)", ("sandbox:case.save",)),
+    (
+        "host: read phase 0, stage and copy hidden inputs",
+        ("host.status.P0", "host.collect", "host.stage", "sandbox:phase.wait"),
+    ),
+    ("runner: exit; host sees it", ("sandbox:end", "host.exit")),
+    ("host: stop, read the last phase", ("host.stop", "host.collect.last")),
+    (
+        "host: teardown (kill, cgroup removal, unmount, directory, lock)",
+        ("host.kill", "host.cgroup.remove", "host.umount", "host.rmtree", "host.unlock"),
+    ),
+    ("host: compare outputs, teaching feedback", ("grade.run", "grade.evaluate", "grade.teach", "grade.end")),
+]
+
+
+def stage_times(stamps: list[timeline.Stamp]) -> dict[str, float]:
+    """Seconds per stage of one grade: each interval between two stamps goes to the later one."""
+    rows = {name: stage for stage, names in STAGES for name in names}
+    times: dict[str, float] = {}
+    for (_, t0), (name, t1) in itertools.pairwise(stamps):
+        stage = rows.get(name, "other: " + name)
+        times[stage] = times.get(stage, 0.0) + (t1 - t0)
+    return times
+
+
+def breakdown_report(args: argparse.Namespace, floor_p50: float) -> None:
+    """Where one grade's time goes with the zygote on, at low load (one grade at a time)."""
+    exercises: list[tuple[str, str | None]] = [(folder.name, str(folder)) for folder in args.also]
+    exercises.append(("code fill-in blank", "blank"))
+    manager = zygote.enable_zygote()
+    try:
+        assert manager.wait_ready(60), "the grading zygote did not start"
+        for name, folder in exercises:
+            if folder == "blank":
+                x_spec = parse_spec(tomllib.loads(BLANK_TOML))
+                x_solution, x_cases = BLANK_SOLUTION, list(x_spec.cases)
+            else:
+                x_spec, x_solution, x_cases = load_exercise(Path(folder) if folder else None)
+            x_ref = run_reference(x_solution, x_spec, x_cases)
+            for _ in range(3):
+                grade(x_solution, x_spec, x_cases, x_ref)
+            per_grade: list[dict[str, float]] = []
+            totals: list[float] = []
+            for _ in range(args.runs):
+                time.sleep(0.02)  # low load: nothing of the previous grade still runs
+                with timeline.recording() as stamps:
+                    result = grade(x_solution, x_spec, x_cases, x_ref)
+                assert result.verdict == Verdict.PASSED, result.to_dict()
+                per_grade.append(stage_times(stamps))
+                totals.append(stamps[-1][1] - stamps[0][1])
+            names = [stage for stage, _ in STAGES]
+            names += sorted({k for g in per_grade for k in g} - set(names))
+            total = statistics.median(totals)
+            print(
+                f"breakdown ({name}, {len(x_cases)} cases, zygote, low load): p50 {total * 1000:.1f} ms "
+                f"-> {total / floor_p50:.2f} x floor; median ms per stage over {args.runs} grades:"
+            )
+            for stage in names:
+                ms = statistics.median(g.get(stage, 0.0) for g in per_grade) * 1000
+                print(f"  {ms:6.2f}  {stage}")
+        print(f"breakdown: load average now {os.getloadavg()[0]:.2f}")
+    finally:
+        zygote.disable_zygote()
+
+
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     k = max(0, min(len(values) - 1, round(q / 100 * (len(values) - 1))))
@@ -350,7 +452,18 @@ def main(argv: list[str] | None = None) -> int:
         help="measure the extra time of this exercise's weight probes and property cases "
         "(default: attention-function; 'none' to skip)",
     )
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="only print where a grade's time goes with the zygote on (per stage, low load), "
+        "for --also folders and a code blank",
+    )
     args = parser.parse_args(argv)
+    if args.breakdown:
+        floor_once()
+        floor_p50 = statistics.median(floor_once()[0] for _ in range(max(5, args.runs // 2)))
+        breakdown_report(args, floor_p50)
+        return 0
 
     spec, solution, cases = load_exercise(args.exercise)
     ref = run_reference(solution, spec, cases)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import messages as M
+from . import timeline
 from .compare import compare_result, compare_stdout, outputs_match
 from .messages import Message
 from .pool import run_sandboxed
@@ -715,7 +716,9 @@ def grade(
     no sandbox can be started.
     """
     started = time.monotonic()
+    timeline.stamp("grade.start")
     problem = check_source(source, spec)
+    timeline.stamp("grade.check")
     if problem is not None:
         return GradeResult(
             verdict=Verdict.REJECTED, message=problem, duration_ms=int((time.monotonic() - started) * 1000)
@@ -725,7 +728,9 @@ def grade(
     cases = list(cases)
     try:
         run = execute(source, spec, cases, _phases(cases, only_visible))
+        timeline.stamp("grade.run")
         result = evaluate(_only(run, cases, derived=False), source, spec, cases, ref)
+        timeline.stamp("grade.evaluate")
         if result.verdict in _RUN_STOPPERS and any(case.base is not None for case in cases):
             # A hang or a blow-up in a derived case (they run in the visible phase, before any
             # hidden input exists) must not cost the author's cases their results: those are
@@ -735,6 +740,7 @@ def grade(
             result = evaluate(run, source, spec, cases, ref)
         else:
             _teach(run, source, spec, cases, ref, result)
+            timeline.stamp("grade.teach")
     except SandboxUnavailable:
         raise
     except Exception:  # noqa: BLE001 -- any fault of ours is an internal error, never the student's
@@ -745,6 +751,7 @@ def grade(
     if result.verdict == Verdict.INTERNAL_ERROR:
         log.error("internal error: %s", run.outcome.log_tail)
     result.duration_ms = int((time.monotonic() - started) * 1000)
+    timeline.stamp("grade.end")
     return result
 
 

@@ -26,6 +26,7 @@ import builtins
 import json
 import os
 import sys
+import time
 import traceback
 import types
 from collections.abc import Callable
@@ -39,6 +40,13 @@ OUT = "/out"
 CODE_NAME = "submission.py"
 FLAGS_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 NUMERIC_KINDS = "biufc"
+# Time stamps of this process's stages (and, in a zygote's child, of its ancestors' since the
+# fork), written to /out/trace.json when the job asks ("trace": grader.bench --breakdown).
+STAMPS: list[tuple[str, float]] = []
+
+
+def _stamp(name: str) -> None:
+    STAMPS.append((name, time.monotonic()))
 
 
 def _create(path: str) -> int:
@@ -299,10 +307,12 @@ class Runner:
         write_new(prefix + ".start", b"")
         # stderr apart: warnings must not spoil a printed-output comparison.
         redirect_stdio(prefix + ".stdout", prefix + ".stderr")
+        _stamp("case.files")
         status: dict[str, Any] = {"status": "ok"}
         values: dict[str, object] = {}
         try:
             inputs = self.load_inputs(phase, case)
+            _stamp("case.load")
             if self.mode == "function":
                 values = {"return": self.fn(**inputs)}
             else:
@@ -316,10 +326,12 @@ class Runner:
         except BaseException as exc:  # includes SystemExit and custom BaseExceptions
             status = describe_exception(exc, self.source_lines)
             status["status"] = "exit" if isinstance(exc, SystemExit) else "exception"
+        _stamp("case.code")
         redirect_stdio(prefix + ".log")  # our own output from here on
         if status["status"] == "ok":
             status["results"] = self.save_results(prefix, values)
         write_new(prefix + ".status", json.dumps(status).encode())
+        _stamp("case.save")
 
     def make_cases(self) -> None:
         np = self.np
@@ -402,12 +414,27 @@ def _line_buffered_stdio() -> None:
 def serve_job(ctl_fd: int, status_fd: int) -> None:
     """Say ``R``, wait for one job and run it (the same in a fresh sandbox and in a zygote's child)."""
     os.write(status_fd, b"R\n")  # warm: the host's pool may now hand out this sandbox
+    _stamp("ready")
 
     # Wait for exactly one job; anything but "J" (or EOF: the host gave up) ends the run.
     if os.read(ctl_fd, 1) != b"J":
         return
+    _stamp("job.wait")
     with open("/job/job.json", "rb") as f:
         job = json.load(f)
+    _stamp("job.read")
+    try:
+        _run_job(job, status_fd)
+    finally:
+        if job.get("trace"):  # grader.bench --breakdown only; the host caps and checks it
+            _stamp("end")
+            try:
+                write_new(f"{OUT}/trace.json", json.dumps({"stamps": STAMPS[-500:]}).encode())
+            except Exception:  # stamps the job's code spoiled: no trace, the same outcome
+                pass
+
+
+def _run_job(job: dict[str, Any], status_fd: int) -> None:
     try:
         lower_limits(job.get("rlimits") or {})
     except BaseException:
@@ -420,8 +447,10 @@ def serve_job(ctl_fd: int, status_fd: int) -> None:
             # "S" the host counts the run as its own failure, not the student's.
             return
     os.write(status_fd, b"S\n")  # secured: student code may run from here on
+    _stamp("secured")
     runner = Runner(job)
     problem = runner.prepare()
+    _stamp("module")
     if problem is not None:
         redirect_stdio(f"{OUT}/module.log")
         write_new(f"{OUT}/module.status", json.dumps(problem).encode())
@@ -443,6 +472,7 @@ def serve_job(ctl_fd: int, status_fd: int) -> None:
         if p + 1 < len(phases):
             os.write(job["status_fd"], b"P%d\n" % p)
             answer = os.read(job["ctl_fd"], 1)
+            _stamp("phase.wait")
             if answer != b"G":
                 return
 
@@ -620,12 +650,15 @@ def zygote_main(sock_fd: int, site: str, filter_fd: int) -> None:
             return
         if not msg:
             return  # the host closed the control socket: retire
+        STAMPS.clear()
+        _stamp("zygote.recv")
         pid = -1
         try:
             pid = os.fork()
         except OSError:
             pass
         if pid == 0:
+            _stamp("zygote.fork")
             try:
                 zygote_child(json.loads(msg), fds, full_filter, sysc)
             except BaseException:
@@ -652,7 +685,12 @@ def zygote_child(params: dict[str, Any], fds: list[int], full_filter: bytes, sys
     flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
     if params.get("new_net"):
         flags |= CLONE_NEWNET
+    _stamp("child.fds")
+    # The host moves us into the run's cgroup from this report on (the kernel adds our pid, as
+    # the host sees it, with SO_PASSCRED), while we unshare and mount; "M" follows.
+    os.write(job_sock, b"m")
     sysc.unshare(flags)
+    _stamp("child.unshare")
     sysc.mount(None, "/", None, MS_REC | MS_PRIVATE, None)
     plain = MS_NOSUID | MS_NODEV
     tmp_size = params.get("tmpfs_bytes")
@@ -667,12 +705,13 @@ def zygote_child(params: dict[str, Any], fds: list[int], full_filter: bytes, sys
     sysc.mount(STAGING, "/job", None, MS_BIND, None)
     sysc.mount(None, "/job", None, MS_REMOUNT | MS_BIND | MS_RDONLY | plain | MS_NOEXEC, None)
     sysc.umount(STAGING, MNT_DETACH)  # from now on only this process can write the job's inputs
+    _stamp("child.mounts")
     sock = socket.socket(fileno=job_sock)
     out = os.open("/out", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     socket.send_fds(sock, [b"M"], [out])  # the kernel adds our pid for the host (SO_PASSCRED)
     os.close(out)
-    if sock.recv(16) != b"g":  # the host has put us into the run's cgroup
-        return
+    # No waiting for the host: it moves us, then (after the runner's "R", before "J") every
+    # process we started, into the run's cgroup; nothing here runs job code before "J".
     init = os.fork()
     if init == 0:
         try:
@@ -714,11 +753,13 @@ def zygote_init(
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # pid 1: no signal from inside its namespace reaches it
     for fd in close:
         os.close(fd)
+    _stamp("init.fork")
     sysc.mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, None)
     for name in params.get("hidden_proc", []):
         path = f"/proc/{name}"
         if os.path.exists(path):
             sysc.mount("/dev/null", path, None, MS_BIND, None)
+    _stamp("init.proc")
     runner = os.fork()
     if runner == 0:
         try:
@@ -743,16 +784,21 @@ def zygote_runner(full_filter: bytes, sysc: Sys, ctl_r: int, status_w: int, log_
     import signal
 
     sysc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    _stamp("runner.fork")
     devnull = os.open("/dev/null", os.O_RDONLY)
     _move_fds([devnull, log_w, log_w, ctl_r, status_w])  # every other fd of the zygote is closed
+    _stamp("runner.fds")
     sysc.drop_capabilities()
+    _stamp("runner.caps")
     sysc.prctl(PR_SET_DUMPABLE, 1)  # as in a fresh sandbox (only for itself and its own children)
     install_filter(full_filter)  # the zygote's own filter lacked mount, umount2 and unshare
+    _stamp("runner.seccomp")
     os.chdir("/tmp")
     import numpy
 
     numpy.random.seed()  # the legacy global RNG: fresh OS entropy, not the zygote's state
     random.seed()
+    _stamp("runner.reseed")
     redirect_stdio(f"{OUT}/module.stdout")
     _line_buffered_stdio()
     serve_job(3, 4)

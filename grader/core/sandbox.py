@@ -30,6 +30,7 @@ import ctypes
 import fcntl
 import functools
 import hashlib
+import io
 import json
 import logging
 import math
@@ -43,6 +44,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -51,7 +53,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from . import cgroups, seccomp
+from . import cgroups, seccomp, timeline
 from .limits import MIB, Limits
 from .results import OutputDir
 
@@ -844,9 +846,47 @@ def _open_readable(path: Path) -> BinaryIO:
     return os.fdopen(fd, "wb")
 
 
+# The .npy bytes of input arrays, by content: an exercise's cases are the same for every
+# submission, so each input is serialised once per grading process, not once per grade.
+NPY_CACHE_BYTES = 32 * MIB
+NPY_CACHE_ENTRY_BYTES = 1 * MIB
+_npy_cache: collections.OrderedDict[tuple[str, tuple[int, ...], bytes], bytes] = collections.OrderedDict()
+_npy_cache_lock = threading.Lock()
+_npy_cache_size = 0
+
+
+def _npy_bytes(arr: np.ndarray) -> bytes:
+    """``arr`` as the bytes of a .npy file (what np.save writes), from the cache when seen before."""
+    global _npy_cache_size
+    arr = np.ascontiguousarray(arr)
+    # Plain numbers, booleans and strings only: their dtype.str (byte order and size
+    # included) names the dtype exactly, which it does not for structured or object dtypes.
+    if arr.nbytes > NPY_CACHE_ENTRY_BYTES or arr.dtype.kind not in "biufcSU" or arr.dtype.fields:
+        buf = io.BytesIO()
+        np.lib.format.write_array(buf, arr, allow_pickle=False)
+        return buf.getvalue()
+    # dtype, shape and the exact bytes name the file's content.
+    key = (arr.dtype.str, tuple(arr.shape), hashlib.sha256(arr.tobytes()).digest())
+    with _npy_cache_lock:
+        data = _npy_cache.get(key)
+        if data is not None:
+            _npy_cache.move_to_end(key)
+            return data
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, arr, allow_pickle=False)
+    data = buf.getvalue()
+    with _npy_cache_lock:
+        if key not in _npy_cache:
+            _npy_cache[key] = data
+            _npy_cache_size += len(data)
+            while _npy_cache_size > NPY_CACHE_BYTES:
+                _npy_cache_size -= len(_npy_cache.popitem(last=False)[1])
+    return data
+
+
 def _save_npy(path: Path, arr: np.ndarray) -> None:
     with _open_readable(path) as f:
-        np.lib.format.write_array(f, np.ascontiguousarray(arr), allow_pickle=False)
+        f.write(_npy_bytes(arr))
 
 
 def _stage_inputs(in_dir: Path, phase: int, cases: list[tuple[int, dict[str, np.ndarray]]]) -> None:
@@ -970,12 +1010,15 @@ class Sandbox:
         # The lock first: from now until destroy() ends, no clean-up touches this run.
         self.run_lock = RunLock()
         self.name = self.run_lock.name
+        timeline.stamp("host.lock")
         _recent_runs.append(self.name)
         self.job_dir = Path("/nonexistent")  # until work_root() answered
         try:
             self.job_dir = work_root() / self.name
             self._prepare(env)
+            timeline.stamp("host.prepare")
             self._spawn(env)
+            timeline.stamp("host.spawn")
         except BaseException:
             self.destroy()
             raise
@@ -1008,6 +1051,7 @@ class Sandbox:
         if uid is not None and not self.mounted:
             os.chown(self.out_dir, uid, uid)
         if env.cgroups is not None:
+            timeline.stamp("host.jobdir")
             self.cgroups = env.cgroups.create(self.name, limits, caps=_cgroup_caps())
 
     def _spawn(self, env: Environment) -> None:
@@ -1078,6 +1122,7 @@ class Sandbox:
                     return False
                 data += chunk
         self.warm = True
+        timeline.stamp("host.ready")
         return True
 
     def alive(self) -> bool:
@@ -1116,6 +1161,7 @@ class Sandbox:
             }
             job = dict(
                 job,
+                trace=timeline.on(),
                 ctl_fd=self.inner_ctl_fd,
                 status_fd=self.inner_status_fd,
                 no_exec=not _off("seccomp"),
@@ -1132,17 +1178,29 @@ class Sandbox:
             with _open_readable(tmp) as f:
                 f.write(json.dumps(job).encode())
             tmp.rename(self.in_dir / "job.json")
+            timeline.stamp("host.inputs")
+            self._before_job()
             self._publish(0)
+            timeline.stamp("host.publish")
             # CPU spent importing NumPy before the job is not the student's.
             cpu_base = self.cgroups.cpu_seconds() if self.cgroups else None
             try:
                 os.write(self.ctl_w, b"J")
+                timeline.stamp("host.J")
             except BrokenPipeError:
                 pass  # the sandbox is already dead: _supervise sees the exit, we report why
             outcome.runner_ready = self.warm
+            staged = {0}
+            if self.stages_ahead:
+                # While phase 0 runs: in/ is out of the sandbox's reach here (see stages_ahead).
+                for p in range(1, len(phases)):
+                    _stage_inputs(self.in_dir, p, phases[p])
+                    staged.add(p)
+                timeline.stamp("host.stage.ahead")
 
             def stage(phase: int) -> None:
-                _stage_inputs(self.in_dir, phase, phases[phase])
+                if phase not in staged:
+                    _stage_inputs(self.in_dir, phase, phases[phase])
                 self._publish(phase)
 
             exit_fd = self._exit_fd()
@@ -1164,7 +1222,9 @@ class Sandbox:
                 )
             finally:
                 self._close_exit_fd(exit_fd)
+            timeline.stamp("host.exit")
             self._stop(outcome, cpu_base)
+            timeline.stamp("host.stop")
             outcome.runner_ready = outcome.runner_ready or self.warm
             if outcome.runner_ready and not outcome.secured and not outcome.timed_out:
                 raise SandboxFailed("the runner did not install its no-exec seccomp filter")
@@ -1178,12 +1238,23 @@ class Sandbox:
                 with OutputDir(self.out_path) as out:
                     outcome.collected.append(collect(out, outcome.phases_collected))
                 outcome.phases_collected += 1
+                timeline.stamp("host.collect.last")
+            if timeline.on():
+                # The sandbox's own stamps (grader.bench --breakdown): numbers for the bench
+                # only, checked and capped by timeline; never part of the outcome.
+                with contextlib.suppress(OSError), OutputDir(self.out_path) as out:
+                    timeline.add_untrusted(out.read_json("trace.json", cap=timeline.UNTRUSTED_BYTES))
         finally:
             self.destroy()
             outcome.wall_ms = int((time.monotonic() - started) * 1000)
         return outcome
 
     # Hooks a zygote's child (zygote.ZygoteSandbox) implements otherwise.
+    stages_ahead = False
+    """May every phase's inputs be written to ``in_dir`` at once, when the job starts?  Not
+    here: ``in_dir`` is the sandbox's /job, and a later phase's (hidden) inputs must not exist
+    in the sandbox before the host has read the phase before it."""
+
     @property
     def inner_ctl_fd(self) -> int:
         """The control pipe's fd number as the runner sees it."""
@@ -1197,6 +1268,9 @@ class Sandbox:
     def out_path(self) -> str:
         """The output directory as a path the host opens (OutputDir)."""
         return str(self.out_dir)
+
+    def _before_job(self) -> None:
+        """Last check before the job's files reach the sandbox (a zygote's child: its cgroup)."""
 
     def _publish(self, phase: int) -> None:
         """The files staged in ``in_dir`` for ``phase`` are already in the sandbox's /job (a bind)."""
@@ -1238,8 +1312,10 @@ class Sandbox:
             if self.proc.stdout:
                 self.proc.stdout.close()
         if self.cgroups is not None:
+            timeline.stamp("host.kill")
             self.cgroups.remove()
             self.cgroups = None
+            timeline.stamp("host.cgroup.remove")
         for fd in self.fds:
             try:
                 os.close(fd)
@@ -1252,11 +1328,14 @@ class Sandbox:
         if self.mounted_job:
             _umount(str(self.job_dir))
             self.mounted_job = False
+            timeline.stamp("host.umount")
         if self.job_dir.name == self.name:
             shutil.rmtree(self.job_dir, ignore_errors=True)
+            timeline.stamp("host.rmtree")
         if self.uid_lease is not None:
             self.uid_lease.release()
         self.run_lock.release()  # last: until now a clean-up would have taken us for alive
+        timeline.stamp("host.unlock")
 
 
 def _wall_seconds(limits: Limits) -> float:
@@ -1321,6 +1400,7 @@ def _supervise(
                     line, _, rest = bytes(status_buf).partition(b"\n")
                     status_buf[:] = rest
                     p = outcome.phases_collected
+                    timeline.stamp("host.status." + line[:2].decode(errors="replace"))
                     if line == b"S":
                         outcome.secured = True  # written before any student code: cannot be withheld
                     if line == b"R" and not outcome.runner_ready:
@@ -1331,7 +1411,9 @@ def _supervise(
                         with OutputDir(out_path) as out:
                             outcome.collected.append(collect(out, p))
                         outcome.phases_collected += 1
+                        timeline.stamp("host.collect")
                         stage(p + 1)
+                        timeline.stamp("host.stage")
                         try:
                             os.write(ctl_w, b"G")
                         except OSError:

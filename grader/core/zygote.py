@@ -12,11 +12,15 @@ README.md.
 Host side, per job (`ZygoteSandbox`, a `Sandbox` with the same protocol and supervision):
 a job directory with ``in/`` (the host stages inputs there as for a fresh sandbox) and a
 cgroup of its own; a socketpair, the control and status pipes, a log pipe and an fd of
-``in/`` go to the zygote; the child unshares and mounts, then sends "M" with the fd of its
-fresh ``/out``; the kernel adds its pid as the host sees it (SCM_CREDENTIALS), the host puts
-that pid into the run's cgroup and answers "g".  From then on `Sandbox.run` drives the job;
-the child copies each staged phase into its read-only ``/job`` when asked ("C<p>"/"c<p>")
-and reports the runner's exit status ("E<code>").
+``in/`` go to the zygote; the child reports itself at once ("m"; the kernel adds its pid as
+the host sees it, SCM_CREDENTIALS), and the host moves that pid into the run's cgroup while
+the child unshares, mounts, sends "M" with the fd of its fresh ``/out`` and forks its init and
+runner.  At the runner's "R" (`ZygoteSandbox.wait_warm`) the host moves init and runner too,
+which were forked before or during the child's move; only then may the job start ("J":
+`_before_job` refuses it otherwise), so no job code ever runs outside the run's cgroup.  From
+then on `Sandbox.run` drives the job; the child copies each staged phase into its read-only
+``/job`` when asked ("C<p>"/"c<p>") and reports its init's exit status ("E<code>"), when every
+process of the job is already gone.
 
 `ZygoteManager` keeps one zygote: it retires a zygote after ``max_jobs`` jobs or
 ``max_age`` seconds (it ends once its last child has), and whenever a zygote is dead or
@@ -43,7 +47,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import sandbox as sb
-from . import seccomp
+from . import seccomp, timeline
 from .cgroups import RunCgroup
 from .limits import Limits
 
@@ -94,6 +98,28 @@ def _parent_of(pid: int) -> int:
             return int(f.read().rsplit(")", 1)[1].split()[1])
     except (OSError, ValueError, IndexError):
         return -1
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every descendant of ``pid`` (host pids, from /proc's children lists of each thread)."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                children = Path(f"/proc/{parent}/task/{tid}/children").read_text().split()
+            except OSError:
+                continue
+            for child in map(int, children):
+                if child not in found:
+                    found.append(child)
+                    todo.append(child)
+    return found
 
 
 def _exited(pidfd: int) -> bool:
@@ -292,6 +318,7 @@ class ZygoteSandbox(sb.Sandbox):
         self.exit_status: int | None = None
         self.counted = False
         self.job_sock: socket.socket | None = None
+        self.placed = False
         super().__init__(limits)
 
     def _prepare(self, env: sb.Environment) -> None:
@@ -307,6 +334,7 @@ class ZygoteSandbox(sb.Sandbox):
         self.in_dir.mkdir()
         os.chmod(self.in_dir, 0o755)
         if env.cgroups is not None:
+            timeline.stamp("host.jobdir")
             self.cgroups = env.cgroups.create(self.name, self.limits, caps=sb._cgroup_caps())
 
     def _spawn(self, env: sb.Environment) -> None:
@@ -333,19 +361,83 @@ class ZygoteSandbox(sb.Sandbox):
             for fd in (self.ctl_r, self.status_w, log_w, in_fd):
                 os.close(fd)
             child.close()
+        timeline.stamp("host.fork.request")
         msg, fds, pid = _recv_exactly(host, CHILD_REPORT_TIMEOUT)
-        if msg != b"M" or len(fds) != 1 or not pid:
+        timeline.stamp("host.child.reported")
+        for fd in fds:
+            os.close(fd)
+        if msg != b"m" or fds or not pid:
+            raise ZygoteBroken(f"the zygote's child reported {msg[:20]!r} with {len(fds)} fds, pid {pid}")
+        self.pidfd = _child_pidfd(pid, self.zygote.zygote_pid)
+        self.child_pid = pid
+        timeline.stamp("host.pid.check")
+        if self.cgroups is not None:
+            # The child goes on meanwhile (namespaces, mounts, init, runner, their set-up) as
+            # the kernel moves it (cgroup v1 waits for an RCU grace period here); what it forked
+            # before the move is moved after "R" (wait_warm), still before the job exists.
+            self.cgroups.add(pid)
+        timeline.stamp("host.cgroup.place")
+        msg, fds, pid = _recv_exactly(host, CHILD_REPORT_TIMEOUT)
+        if msg != b"M" or len(fds) != 1 or pid != self.child_pid:
             for fd in fds:
                 os.close(fd)
             raise ZygoteBroken(f"the zygote's child reported {msg[:20]!r} with {len(fds)} fds, pid {pid}")
         self.out_fd = fds[0]
-        self.pidfd = _child_pidfd(pid, self.zygote.zygote_pid)
-        self.child_pid = pid
-        if self.cgroups is not None:
-            self.cgroups.add(pid)
-        host.send(b"g")
+        timeline.stamp("host.child.mounted")
+
+    def wait_warm(self, timeout: float = 10.0) -> bool:
+        """Wait for the runner's "R", then put every process of the child into the run's cgroup."""
+        if not super().wait_warm(timeout):
+            return False
+        self._place_descendants()
+        timeline.stamp("host.cgroup.rest")
+        return True
+
+    def _place_descendants(self) -> None:
+        """Move the child's init and runner (forked before or while the child itself was moved)
+        into the run's cgroup.  At "R" they are our code alone, waiting: the runner for "J",
+        init for the runner, and none forks again before "J"; processes forked later inherit
+        the cgroup."""
+        if self.cgroups is None:
+            self.placed = True
+            return
+        found = _descendants(self.child_pid)
+        if _exited(self.pidfd) or len(found) != 2:
+            raise ZygoteBroken(f"the zygote's child has {len(found)} processes at 'R', not init and runner")
+        init, runner = found  # init's children are listed after it (depth first)
+        pidfds: list[int] = []
+        try:
+            # As for the child itself (_child_pidfd): each pid is held by a pidfd, proven to be
+            # the expected process (its parent), moved, and still alive after the move, so the
+            # pid moved was that process's, never one given to another since.
+            for pid, parent in ((init, self.child_pid), (runner, init)):
+                try:
+                    pidfds.append(os.pidfd_open(pid))
+                except OSError as exc:
+                    raise ZygoteBroken(f"the child's process {pid} ended before it was placed") from exc
+                if _parent_of(pid) != parent or _exited(pidfds[-1]):
+                    raise ZygoteBroken(
+                        f"process {pid} is not the child's {'init' if pid == init else 'runner'}"
+                    )
+            for pid in (init, runner):
+                self.cgroups.add(pid)
+            if any(_exited(fd) for fd in (self.pidfd, *pidfds)):
+                raise ZygoteBroken("a process of the zygote's child ended while it was placed")
+        finally:
+            for fd in pidfds:
+                os.close(fd)
+        self.placed = True
+
+    def _before_job(self) -> None:
+        if not self.placed:
+            raise sb.SandboxFailed("the zygote's child was not placed in its cgroup before its job")
 
     # -- the hooks of Sandbox.run --------------------------------------------------------------
+    # in/ is not in the child's filesystem (nor the zygote's): the child reaches it through an
+    # fd and copies a phase into its /job only when asked (C<p>), after the host has read the
+    # phase before.  So the host writes every phase's inputs while phase 0 runs.
+    stages_ahead = True
+
     @property
     def inner_ctl_fd(self) -> int:
         return INNER_CTL_FD
@@ -372,11 +464,11 @@ class ZygoteSandbox(sb.Sandbox):
             ready, _, _ = select.select([sock], [], [], max(0.0, deadline - time.monotonic()))
             if not ready:
                 raise sb.SandboxFailed(f"the zygote's child did not copy phase {phase} in time")
-            msg = sock.recv(64)
-            if msg == b"c%d" % phase:
-                return
+            msg = sock.recv(64, socket.MSG_PEEK)
             if msg[:1] == b"E" or not msg:
-                self._exit_message(msg)
+                return  # left for the supervisor: the socket stays readable, the run has ended
+            sock.recv(64)
+            if msg == b"c%d" % phase:
                 return
 
     def _exit_message(self, msg: bytes) -> None:
@@ -385,7 +477,12 @@ class ZygoteSandbox(sb.Sandbox):
                 self.exit_status = int(msg[1:])
 
     def _exit_fd(self) -> int:
-        return self.pidfd
+        # Readable once the child reports its init's exit ("E"), or is gone (EOF). At "E" every
+        # process of the job is dead: when a PID namespace's init exits, the kernel kills every
+        # other process in it and reaps them before that exit completes. The child itself (not
+        # the job's) may still be exiting; _stop does not wait for it, destroy() does.
+        assert self.job_sock is not None
+        return self.job_sock.fileno()
 
     def _close_exit_fd(self, fd: int) -> None:
         pass  # ours until destroy()
@@ -405,15 +502,23 @@ class ZygoteSandbox(sb.Sandbox):
         if self.pidfd >= 0:
             select.select([self.pidfd], [], [], 3.0)
 
+    def _read_exit(self) -> None:
+        while self.exit_status is None and self.job_sock is not None:
+            if not select.select([self.job_sock], [], [], 0)[0]:
+                return
+            msg = self.job_sock.recv(64)
+            if not msg:
+                return
+            self._exit_message(msg)
+
     def _stop(self, outcome: sb.RunOutcome, cpu_base: float | None) -> None:
-        killed = self.alive()
-        self._kill_child()
-        if self.exit_status is None and self.job_sock is not None:
-            while select.select([self.job_sock], [], [], 0)[0]:
-                msg = self.job_sock.recv(64)
-                if not msg:
-                    break
-                self._exit_message(msg)
+        self._read_exit()
+        killed = False
+        if self.exit_status is None:
+            # A deadline, a limit, or the child died: end every process of the run now.
+            killed = self.alive()
+            self._kill_child()
+            self._read_exit()
         outcome.exit_code = -signal.SIGKILL if killed or self.exit_status is None else self.exit_status
         group = self.cgroups
         if group is not None:
@@ -424,6 +529,7 @@ class ZygoteSandbox(sb.Sandbox):
 
     def destroy(self) -> None:
         self._kill_child()
+        timeline.stamp("host.kill")
         if self.pidfd >= 0:
             os.close(self.pidfd)
             self.pidfd = -1

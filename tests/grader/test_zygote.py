@@ -482,13 +482,26 @@ def test_a_job_outlives_the_recycling_of_its_zygote(attention, host):
         "import time\ndef attention(Q, K, V, mask=None):\n    time.sleep(0.2)\n    return _correct(Q, K, V, mask)\n",
     )
     manager = zygote.enable_zygote(max_jobs=1)
+    real_before_job = zygote.ZygoteSandbox._before_job
+
+    def after_the_successor(box):
+        # The job starts only once its zygote has been replaced and retired (however long the
+        # successor takes to start on a busy host): the retirement happens during the job.
+        deadline = time.monotonic() + 60
+        while manager.current is box.zygote and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert box.zygote.retired and box.zygote.proc.poll() is None
+        real_before_job(box)
+
     try:
         assert manager.wait_ready(60)
         first = manager.current
-        result = served(manager, attention, slow, only_visible=True)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(zygote.ZygoteSandbox, "_before_job", after_the_successor)
+            result = served(manager, attention, slow, only_visible=True)
         assert result.verdict == Verdict.PASSED, dump(result)
-        assert first.retired or manager.current is not first
-        assert manager.wait_ready(60) and manager.current is not first
+        assert first.retired and manager.current is not first
+        assert manager.wait_ready(60)
         first.proc.wait(10)
     finally:
         zygote.disable_zygote()
@@ -527,3 +540,69 @@ def test_a_reported_pid_that_is_no_child_of_the_zygote_is_never_signalled(strict
     monkeypatch.undo()
     assert zyg.wait_ready(60)
     assert served(zyg, strict, strict.solution).verdict == Verdict.PASSED
+
+
+def _cgroup_lines(pid: int) -> list[str]:
+    """The process's cgroup in every hierarchy that caps or counts it (v2: its one line)."""
+    with open(f"/proc/{pid}/cgroup") as f:
+        lines = f.read().splitlines()
+    wanted = ("pids", "memory", "cpuacct")
+    v1 = [line for line in lines if any(c in line.split(":")[1].split(",") for c in wanted)]
+    return v1 or [line for line in lines if line.startswith("0::")]
+
+
+def test_processes_forked_before_the_childs_cgroup_move_are_placed_before_its_job(strict, zyg, monkeypatch):
+    # The host moves the child into the run's cgroup while the child goes on; here the move
+    # waits until the child has already forked its init and runner (the widest window), so
+    # both start outside the run's cgroup. Before the job may start, every one of the three
+    # is in the run's cgroup in every hierarchy, and a fork bomb at the first line of the
+    # submission is held by the job's own process cap.
+    from grader.core import cgroups
+
+    seen_at_move: list[int] = []
+
+    def slow_add(real):
+        def add(self, pid):
+            # A job's cgroup, as the test's own thread (not the manager's, which starts zygotes)
+            # moves its first process: the child.
+            if threading.current_thread() is threading.main_thread() and not getattr(
+                self, "_child_moved", False
+            ):
+                self._child_moved = True
+                deadline = time.monotonic() + 5
+                while len(zygote._descendants(pid)) < 2 and time.monotonic() < deadline:
+                    time.sleep(0.002)
+                seen_at_move.append(len(zygote._descendants(pid)))
+            real(self, pid)
+
+        return add
+
+    for cls in (cgroups.V1Run, cgroups.V2Run):
+        monkeypatch.setattr(cls, "add", slow_add(cls.add))
+
+    box = zyg.take(strict.spec.limits)
+    try:
+        assert isinstance(box, zygote.ZygoteSandbox) and seen_at_move == [2]
+        processes = [box.child_pid, *zygote._descendants(box.child_pid)]
+        assert len(processes) == 3
+        for pid in processes:
+            lines = _cgroup_lines(pid)
+            assert lines and all(f"/{box.name}" in line for line in lines), (pid, lines)
+    finally:
+        box.destroy()
+
+    from grader_testkit import FORK_PROBE
+
+    cap = strict.spec.limits.processes
+    first_line = "import os, time\n" + FORK_PROBE.format(cap=cap) + "\n" + strict.solution
+    result = served(zyg, strict, first_line)
+    assert seen_at_move[1:] == [2]
+    assert result.verdict == Verdict.PASSED, dump(result)
+
+
+def test_a_child_not_placed_in_its_cgroup_never_gets_its_job(strict, zyg, monkeypatch):
+    # The job's "J" waits for the placement of every process of the child (_before_job): a
+    # child whose init and runner were not moved gets no job, and the run is our failure.
+    monkeypatch.setattr(zygote.ZygoteSandbox, "_place_descendants", lambda box: None)
+    result = served(zyg, strict, strict.solution)
+    assert result.verdict == Verdict.INTERNAL_ERROR, dump(result)
