@@ -45,7 +45,7 @@ from .linking import (
     request_link,
 )
 from .middleware import SESSION_KEY, cross_site_cookie
-from .models import LtiContext, Platform, RegistrationInvite, ToolKey
+from .models import LtiContext, LtiUser, Platform, RegistrationInvite, ToolKey
 from .registration import INVITE_CLOSED, RegistrationFailed
 from .registration import register as register_platform
 from .roster import queue_roster_sync, sync_roster
@@ -375,14 +375,24 @@ def course_links(request: AuthenticatedRequest, slug: str) -> HttpResponse:
             messages.error(request, _("This request is no longer open."))
         return redirect("lti:course_links", slug=course.slug)
     contexts = LtiContext.objects.select_related("platform", "linked_by", "approved_by")
+    requests = list(contexts.filter(requested_course=course, course__isnull=True).order_by("requested_at"))
+    # Who asks, as their LMS knows them: the approver has to recognise a colleague, and an
+    # account made by a launch has only a generated username.
+    askers = {
+        (account.platform_id, account.user_id): account
+        for account in LtiUser.objects.filter(
+            user_id__in=[context.linked_by_id for context in requests if context.linked_by_id]
+        )
+    }
     return render(
         request,
         "lti/course_links.html",
         {
             "course": course,
-            "requests": contexts.filter(requested_course=course, course__isnull=True).order_by(
-                "requested_at"
-            ),
+            "requests": [
+                (context, askers.get((context.platform_id, context.linked_by_id or 0)))
+                for context in requests
+            ],
             "linked": contexts.filter(course=course).order_by("title"),
         },
     )

@@ -19,6 +19,7 @@ def platform(transactional_db, mini_course_dir, live_server, settings):
 
     import_course(mini_course_dir)
     settings.SITE_URL = live_server.url
+    settings.LTI_ALLOW_PRIVATE_HOSTS = True  # the test platform is http on 127.0.0.1
     with TestPlatform() as lms:
         call_command("lti_platform", *lms.registration_args(), "--course", "mini", stdout=StringIO())
         from lti.endpoints import tool_endpoints
@@ -27,23 +28,43 @@ def platform(transactional_db, mini_course_dir, live_server, settings):
         yield lms
 
 
-def test_instructor_links_the_lms_course_then_a_student_lands_in_it(page, browser, platform):
+def test_instructor_links_the_lms_course_then_a_student_lands_in_it(page, browser, platform, make_user):
     from courses.models import Course, Enrollment
     from lti.models import LtiUser
 
     assert "127.0.0.1" in platform.url and "localhost" in page.base_url  # two sites, as in real life
+    course = Course.objects.get(slug="mini")
     page.goto(platform.course_page_url(Launch(sub="teacher-1", roles=[INSTRUCTOR], name="Ayşe Hoca")))
     page.get_by_role("button", name="Open Dikkat").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("LMS kursunuzu bağlayın")
     expect(page.get_by_role("main")).to_contain_text("“Dikkat 101 (LMS)” hangi Dikkat kursunu açsın?")
     page.get_by_label("Mini kurs").check()
     page.get_by_role("button", name="Kursu bağla").click()
-    expect(
-        page.get_by_text("LMS kursunuz “Dikkat 101 (LMS)” artık “Mini kurs” Dikkat kursunu açıyor.")
-    ).to_be_visible()
-    assert page.url == page.base_url + "/kurs/mini/"
+    # Not an instructor of the course here: the link waits for one of its instructors.
+    expect(page.get_by_role("status")).to_contain_text(
+        "“Mini kurs” kursundaki bir eğitmen tarafından onaylanmasını bekliyor"
+    )
     teacher = LtiUser.objects.get(sub="teacher-1").user
-    assert Course.objects.get(slug="mini").is_instructor(teacher)
+    assert not course.is_instructor(teacher)
+
+    course.instructors.add(make_user("hoca", password="Gizli-parola-2026"))
+    approver_context = browser.new_context(locale="tr-TR")
+    approver = approver_context.new_page()
+    approver.goto(page.base_url + "/accounts/login/")
+    approver.locator("#id_username").fill("hoca")
+    approver.locator("#id_password").fill("Gizli-parola-2026")
+    approver.locator("main form button[type=submit]").click()
+    approver.goto(page.base_url + "/lti/baglantilar/mini/")
+    expect(approver.get_by_role("table")).to_contain_text("Ayşe Hoca")  # who asks, to know them
+    approver.get_by_role("button", name="“Dikkat 101 (LMS)” isteğini onayla").click()
+    expect(approver.get_by_text("“Dikkat 101 (LMS)” artık “Mini kurs” kursunu açıyor")).to_be_visible()
+    approver_context.close()
+    assert course.is_instructor(teacher)
+
+    page.goto(platform.course_page_url(Launch(sub="teacher-1", roles=[INSTRUCTOR], name="Ayşe Hoca")))
+    page.get_by_role("button", name="Open Dikkat").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Mini kurs")
+    assert page.url == page.base_url + "/kurs/mini/"
 
     student_context = browser.new_context(locale="tr-TR")
     student = student_context.new_page()
@@ -81,8 +102,6 @@ def test_a_student_works_inside_the_lms_frame(page, platform):
     page.goto(platform.course_page_url(Launch(sub="student-1", roles=[LEARNER]), framed=True))
     page.get_by_role("button", name="Open Dikkat").click()
     frame = page.frame_locator('iframe[name="dikkat"]')
-    page.wait_for_timeout(3000)
-    print("FRAMEDEBUG", [(f.url, f.content()[:3000]) for f in page.frames])
     expect(frame.get_by_role("heading", level=1)).to_have_text("Mini kurs")
     # A click inside the frame is a cross-site request: the session cookie must come with it.
     frame.get_by_role("link", name="Birinci ders").first.click()
@@ -94,6 +113,7 @@ def test_dynamic_registration_in_the_lms_frame_tells_the_lms_it_is_done(page, li
     from lti.models import Platform
 
     settings.SITE_URL = live_server.url
+    settings.LTI_ALLOW_PRIVATE_HOSTS = True  # the test platform is http on 127.0.0.1
     out = StringIO()
     call_command("lti_platform", "invite", stdout=out)
     registration_url = out.getvalue().split()[-1]
