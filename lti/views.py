@@ -20,7 +20,8 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.requests import AuthenticatedRequest
-from courses.models import Course
+from assessments.models import Assessment
+from courses.models import Course, Exercise
 
 from . import deeplinking
 from .endpoints import absolute
@@ -127,12 +128,29 @@ def login_initiation(request: HttpRequest) -> HttpResponse:
 
 
 def _destination(landing: Landing) -> str:
+    """Where a launch lands: what deep linking chose for its link (a lesson, an exercise on its
+    lesson's page, an assessment) while it is still in the course, else the course page."""
     course = landing.context.course
     if course is None:
         return reverse("lti:choose_course")
-    lesson = landing.link.lesson if landing.link else None
-    if lesson is not None and lesson.course_id == course.pk and not lesson.retired:
-        return reverse("lesson", args=[course.slug, lesson.slug])
+    link = landing.link
+    if link is None:
+        return course.get_absolute_url()
+    if link.exercise_id is not None:
+        exercise = link.exercise
+        assert exercise is not None
+        if exercise.course_id == course.pk and not exercise.retired and not exercise.lesson.retired:
+            return reverse("lesson", args=[course.slug, exercise.lesson.slug]) + f"#ex-{exercise.slug}"
+    elif link.assessment_id is not None:
+        assessment = link.assessment
+        assert assessment is not None
+        if assessment.course_id == course.pk and not assessment.retired:
+            return reverse("assessment", args=[course.slug, assessment.slug])
+    elif link.lesson_id is not None:
+        lesson = link.lesson
+        assert lesson is not None
+        if lesson.course_id == course.pk and not lesson.retired:
+            return reverse("lesson", args=[course.slug, lesson.slug])
     return course.get_absolute_url()
 
 
@@ -157,7 +175,7 @@ def launch(request: HttpRequest) -> HttpResponse:
                 )
             deep_link = deeplinking.settings_of(verified)
         landing = land(verified)
-        deeplinking.remember_lesson(landing.link, verified)
+        deeplinking.remember_target(landing.link, verified)
     except LaunchRefused as refusal:
         return _refused(request, refusal)
     login(request, landing.user, backend="django.contrib.auth.backends.ModelBackend")
@@ -268,11 +286,33 @@ def choose_course(request: AuthenticatedRequest) -> HttpResponse:
     )
 
 
+def _choices(course: Course) -> dict[str, deeplinking.Target]:
+    """What a new LMS link may open, by the value of its radio button: the course's active
+    lessons, the exercises of those lessons and its active assessments."""
+    lessons = list(course.active_lessons())
+    exercises = (
+        Exercise.objects.active()
+        .filter(course=course, lesson__in=lessons)
+        .select_related("lesson")
+        .order_by("lesson__order", "lesson__slug", "order", "slug")
+    )
+    choices: dict[str, deeplinking.Target] = {f"lesson:{lesson.slug}": lesson for lesson in lessons}
+    choices.update({f"exercise:{exercise.slug}": exercise for exercise in exercises})
+    choices.update(
+        {
+            f"assessment:{a.slug}": a
+            for a in Assessment.objects.active().filter(course=course).order_by("opens", "slug")
+        }
+    )
+    return choices
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def choose_item(request: AuthenticatedRequest) -> HttpResponse:
-    """Deep linking: the instructor picks the lesson a new LMS link opens; the answer goes back
-    to the LMS as a signed form post (auto-submitted by a small script, or by the button)."""
+    """Deep linking: the instructor picks what a new LMS link opens (a lesson, an exercise or an
+    assessment); the answer goes back to the LMS as a signed form post (auto-submitted by a
+    small script, or by the button)."""
     pending = request.session.get(DEEP_LINK_KEY) or {}
     launched = request.session.get(SESSION_KEY, {})
     context = LtiContext.objects.select_related("course").filter(pk=pending.get("context", 0)).first()
@@ -286,22 +326,22 @@ def choose_item(request: AuthenticatedRequest) -> HttpResponse:
         return _refused(
             request, _message(_("Please choose what to add from your LMS course, as its instructor."))
         )
-    lessons = list(context.course.active_lessons())
+    course = context.course
+    choices = _choices(course)
     error = ""
     if request.method == "POST":
-        lesson = next((item for item in lessons if item.slug == request.POST.get("lesson")), None)
-        if lesson is None:
-            error = _("Please choose one of the lessons in the list.")
+        target = choices.get(request.POST.get("item", ""))
+        if target is None:
+            error = _("Please choose one of the lessons, exercises or assessments in the list.")
         else:
-            lesson.course = context.course
             request.session.pop(DEEP_LINK_KEY, None)
             response = render(
                 request,
                 "lti/deep_link_return.html",
                 {
                     "return_url": pending["return_url"],
-                    "jwt": deeplinking.response_jwt(pending, lesson),
-                    "lesson": lesson,
+                    "jwt": deeplinking.response_jwt(pending, course, target),
+                    "target": target,
                 },
             )
             # The form goes to the LMS: this page's CSP lets it (the site's policy allows 'self' only).
@@ -311,10 +351,23 @@ def choose_item(request: AuthenticatedRequest) -> HttpResponse:
                 "form-action": [CSP.SELF, f"{parts.scheme}://{parts.netloc}"],
             }
             return response
+    by_kind: dict[str, list[tuple[str, deeplinking.Target]]] = {
+        "lesson": [],
+        "exercise": [],
+        "assessment": [],
+    }
+    for value, target in choices.items():
+        by_kind[value.partition(":")[0]].append((value, target))
     return render(
         request,
         "lti/choose_item.html",
-        {"context": context, "lessons": lessons, "error": error},
+        {
+            "context": context,
+            "lessons": by_kind["lesson"],
+            "exercises": by_kind["exercise"],
+            "assessments": by_kind["assessment"],
+            "error": error,
+        },
         status=400 if error else 200,
     )
 
