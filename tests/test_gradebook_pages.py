@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils import timezone
 
@@ -204,3 +205,128 @@ def test_the_dashboard_lists_the_roster_a_page_at_a_time(instructor):
     assert ">ali<" in first and ">can<" in first and ">deniz<" not in first
     assert "7 öğrenciden 1–3." in first
     assert ">deniz<" in instructor.get(url, {"page": 2}).text
+
+
+def _gradebook_says(course, excel: bool) -> list[list[str]]:
+    """Every student's CSV row as the gradebook page computes it (stats.gradebook reads each
+    student's tries and keeps a score per item in Python): the CSV must say the same."""
+    from instructors import stats
+
+    number = (lambda value: f"{value:.2f}".replace(".", ",")) if excel else (lambda value: f"{value:.2f}")
+    items = stats.course_items(course)
+    rows = []
+    for row in stats.gradebook(course, items):
+        last = row.last_activity
+        rows.append(
+            [
+                row.user.username,
+                row.user.email,
+                timezone.localtime(row.enrolled_at).date().isoformat(),
+                timezone.localtime(last).isoformat(timespec="minutes") if last else "",
+                number(row.total),
+            ]
+            + [
+                "" if row.cells[item.key].score is None else number(row.cells[item.key].score)
+                for item in items
+            ]
+        )
+    return rows
+
+
+def _csv_rows(client, slug: str, excel: bool) -> list[list[str]]:
+    name = "instructors:gradebook_csv_excel" if excel else "instructors:gradebook_csv"
+    body = client.get(reverse(name, args=[slug])).getvalue().decode("utf-8-sig")
+    return list(csv.reader(io.StringIO(body), delimiter=";" if excel else ","))
+
+
+def test_the_csv_gives_every_student_the_scores_and_last_activity_the_gradebook_computes(
+    instructor, course, monkeypatch
+):
+    """Questions: answers and reveals count, an answer still waiting does not; a lesson visit
+    is activity; best and last policies; streamed in chunks of two."""
+    import instructors.views
+    from courses.models import LessonProgress
+
+    monkeypatch.setattr(instructors.views, "CSV_CHUNK", 2)
+    questions = {q.slug: q for q in Question.objects.filter(course=course)}
+    buse, can = (User.objects.get(username=name) for name in ("buse", "can"))
+    later = timezone.now() - timedelta(hours=2)
+    Attempt.objects.create(
+        user=buse, question=questions["true-facts"], kind="reveal", answer={}, score=0.0, created_at=later
+    )
+    Attempt.objects.create(
+        user=can, question=questions["sqrt-dk"], answer={}, score=0.0, status="queued", created_at=later
+    )
+    LessonProgress.objects.create(user=can, lesson=course.lessons.get(), last_visited_at=timezone.now())
+    for policy in (Course.ScorePolicy.BEST, Course.ScorePolicy.LAST):
+        Course.objects.filter(pk=course.pk).update(score_policy=policy)
+        course.refresh_from_db()
+        for excel in (False, True):
+            rows = _csv_rows(instructor, "quiz", excel)
+            assert rows[1:] == _gradebook_says(course, excel), (policy, excel)
+    # Read by a person: ece's total, and buse's last try (a reveal) counting 0 when the last counts.
+    totals = {row[0]: row[4] for row in rows[1:]}
+    assert totals["ece"] == "3,50" and totals["buse"] == "0,00" and totals["fatma"] == "0,00"
+    assert next(row for row in rows[1:] if row[0] == "can")[3].startswith(timezone.localdate().isoformat())
+
+
+def test_the_csv_gives_every_students_exercise_scores_as_the_gradebook_computes(client, monkeypatch):
+    """Exercises: counted submissions only (not example runs, previews, rejected code or code
+    still waiting), code sent after seeing the sample solution scores 0; streamed in chunks of
+    five over twelve students."""
+    import instructors.views
+    from courses.importer import import_course
+    from courses.models import LessonProgress
+    from grader.models import Submission
+
+    monkeypatch.setattr(instructors.views, "CSV_CHUNK", 5)
+    import_course(FIXTURES / "lab")  # its exercises are never graded here: nothing to build
+    lab = Course.objects.get(slug="lab")
+    attn, slow = lab.exercises.get(slug="attn"), lab.exercises.get(slug="slow")
+    teacher = User.objects.create(username="hoca")
+    lab.instructors.add(teacher)
+    start = timezone.now() - timedelta(days=3)
+    for n in range(12):
+        student = User.objects.create(username=f"öğrenci{n:02d}", email=f"o{n}@example.com")
+        lab.enroll(student)
+        for k in range(n % 4):
+            Submission.objects.create(
+                user=student,
+                exercise=attn if k % 2 == 0 else slow,
+                code="x = 1\n",
+                status=Submission.Status.DONE,
+                verdict="passed" if (n + k) % 3 == 0 else "failed",
+                score=[0.25, 1.0, 0.5][(n + k) % 3],
+                after_reveal=n == 7 and k == 2,
+                created_at=start + timedelta(hours=n, minutes=k),
+            )
+        others = [
+            {"mode": Submission.Mode.RUN, "score": 1.0},
+            {"preview": True, "score": 1.0},
+            {"verdict": "rejected", "score": 1.0},
+            {"status": Submission.Status.QUEUED, "score": None},
+        ]
+        if n % 3 == 0:
+            fields = {"status": Submission.Status.DONE, "verdict": "passed", **others[n // 3]}
+            Submission.objects.create(
+                user=student,
+                exercise=attn,
+                code="y = 2\n",
+                created_at=start + timedelta(hours=n, minutes=9),
+                **fields,
+            )
+        if n == 7:
+            LessonProgress.objects.create(
+                user=student, lesson=lab.lessons.get(), last_visited_at=timezone.now()
+            )
+    client.force_login(teacher)
+    for policy in (Course.ScorePolicy.BEST, Course.ScorePolicy.LAST):
+        Course.objects.filter(pk=lab.pk).update(score_policy=policy)
+        lab.refresh_from_db()
+        for excel in (False, True):
+            rows = _csv_rows(client, "lab", excel)
+            assert rows[0][5:] == ["slow", "attn"]
+            assert rows[1:] == _gradebook_says(lab, excel), (policy, excel)
+    by_name = {row[0]: row for row in rows[1:]}
+    assert len(by_name) == 12 and by_name["öğrenci00"][4] == "0,00"
+    assert by_name["öğrenci07"][5:] == ["0,50", "0,00"]  # its last attempt at attn: after the reveal
