@@ -4,6 +4,7 @@ platform's authorisation endpoint and its auto-submitted form into Dikkat's cour
 
 import re
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -11,12 +12,29 @@ from lti_platform import INSTRUCTOR, LEARNER, Launch, TestPlatform
 from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser]
+SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 
 @pytest.fixture
 def platform(transactional_db, mini_course_dir, live_server, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
     from courses.importer import import_course
 
+    now = timezone.now()
+    (mini_course_dir / "assessments").mkdir()
+    (mini_course_dir / "assessments" / "odev.toml").write_text(
+        f"""slug = "odev"
+title = "Birinci ödev"
+kind = "homework"
+opens = {(now - timedelta(days=1)).isoformat(timespec="seconds")}
+due = {(now + timedelta(days=7)).isoformat(timespec="seconds")}
+items = ["first-choice"]
+""",
+        encoding="utf-8",
+    )
     import_course(mini_course_dir)
     settings.SITE_URL = live_server.url
     settings.LTI_ALLOW_PRIVATE_HOSTS = True  # the test platform is http on 127.0.0.1
@@ -142,3 +160,60 @@ def test_instructor_picks_a_lesson_and_the_answer_reaches_the_lms(page, platform
     # The signed answer is posted to the platform by the page's script (CSP form-action allows it).
     expect(frame.locator("#added")).to_have_text("Link added: İkinci ders")
     assert platform.deep_links[0]["custom"] == {"dikkat_lesson": "mini/second"}
+
+
+def test_instructor_picks_an_assessment_and_a_student_lands_on_it_in_the_frame(page, browser, platform):
+    from courses.models import Course
+    from lti.models import LtiContext, Platform
+
+    course = Course.objects.get(slug="mini")
+    LtiContext.objects.create(platform=Platform.objects.get(), context_id="lms-course-1", course=course)
+    page.goto(
+        platform.course_page_url(Launch(sub="teacher-1", roles=[INSTRUCTOR], deep_link=True), framed=True)
+    )
+    page.get_by_role("button", name="Open Dikkat").click()
+    frame = page.frame_locator('iframe[name="dikkat"]')
+    frame.get_by_role("group", name="Değerlendirme").get_by_label("Birinci ödev").check()
+    frame.get_by_role("button", name="Bağlantıyı LMS'e ekle").click()
+    expect(frame.locator("#added")).to_have_text("Link added: Birinci ödev")
+    (item,) = platform.deep_links
+    assert item["custom"] == {"dikkat_assessment": "mini/odev"} and item["lineItem"]["scoreMaximum"] == 1.0
+
+    student_context = browser.new_context(locale="tr-TR")
+    student = student_context.new_page()
+    launch = Launch(
+        sub="student-1",
+        roles=[LEARNER],
+        resource_link_id="link-2",
+        claims={"https://purl.imsglobal.org/spec/lti/claim/custom": item["custom"]},
+    )
+    student.goto(platform.course_page_url(launch, framed=True))
+    student.get_by_role("button", name="Open Dikkat").click()
+    frame = student.frame_locator('iframe[name="dikkat"]')
+    expect(frame.get_by_role("heading", level=1)).to_contain_text("Birinci ödev")
+    expect(frame.get_by_role("main")).to_contain_text("Skor hangi iki parçadan hesaplanır?")
+    student_context.close()
+
+
+def test_the_picker_fits_a_phone_and_has_no_serious_accessibility_violation(page, platform):
+    from courses.models import Course
+    from lti.models import LtiContext, Platform
+    from tests.browser.test_accessibility import AXE, serious_violations
+
+    assert AXE.exists(), "axe-core is missing: run `make setup` (npm ci)"
+    course = Course.objects.get(slug="mini")
+    LtiContext.objects.create(platform=Platform.objects.get(), context_id="lms-course-1", course=course)
+    page.goto(platform.course_page_url(Launch(sub="teacher-1", roles=[INSTRUCTOR], deep_link=True)))
+    page.get_by_role("button", name="Open Dikkat").click()  # a new window: no frame
+    expect(page.get_by_role("heading", level=1)).to_have_text("Dikkat bağlantısı ekleyin")
+    found = []
+    for language, heading in (("tr", "Dikkat bağlantısı ekleyin"), ("en", "Add a Dikkat link")):
+        page.context.add_cookies([{"name": "django_language", "value": language, "url": page.base_url}])
+        for width in (1280, 390):
+            page.set_viewport_size({"width": width, "height": 844})
+            assert page.goto(page.base_url + "/lti/icerik-sec/").ok
+            expect(page.get_by_role("heading", level=1)).to_have_text(heading)
+            assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+            page.screenshot(path=str(SHOTS / f"lti-picker-{language}-{width}.png"), full_page=True)
+            found += [f"[{language}, {width}]: {v}" for v in serious_violations(page)]
+    assert not found, "\n".join(found)
