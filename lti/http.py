@@ -49,12 +49,35 @@ def _private_allowed() -> bool:
     return bool(getattr(settings, "LTI_ALLOW_PRIVATE_HOSTS", False))
 
 
+# IPv6 prefixes that carry an IPv4 address in their last 32 bits (NAT64, RFC 6052 and 8215).
+NAT64 = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("64:ff9b:1::/48"))
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address leads to (mapped, IPv4-compatible, NAT64, 6to4,
+    Teredo), or None: a NAT64 gateway turns 64:ff9b::a9fe:a9fe into 169.254.169.254."""
+    low32 = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if int(address) >> 32 == 0 or any(address in network for network in NAT64):
+        return low32
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    return None
+
+
 def refused_address(ip: str) -> bool:
-    """Whether Dikkat must not connect to `ip` (anything but a public address)."""
+    """Whether Dikkat must not connect to `ip` (anything but a public address, also when an
+    IPv6 address carries a private IPv4 one)."""
     address = ipaddress.ip_address(ip.split("%", 1)[0])
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return not address.is_global or address.is_multicast
+    if not address.is_global or address.is_multicast:
+        return True
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = _embedded_ipv4(address)
+        return embedded is not None and (not embedded.is_global or embedded.is_multicast)
+    return False
 
 
 def check_url(url: str) -> urllib.parse.SplitResult:

@@ -9,14 +9,19 @@ from lti.models import ResourceLink
 
 
 @pytest.mark.parametrize(
-    "ip", ["127.0.0.1", "10.0.0.5", "192.168.1.1", "169.254.169.254", "::1", "::ffff:127.0.0.1", "224.0.0.1"]
+    "ip",
+    ["127.0.0.1", "10.0.0.5", "192.168.1.1", "169.254.169.254", "::1", "::ffff:127.0.0.1", "224.0.0.1"]
+    # IPv6 forms that lead to a private IPv4 address: NAT64 (the cloud's metadata service and a
+    # private host), IPv4-compatible, 6to4.
+    + ["64:ff9b::a9fe:a9fe", "64:ff9b::a00:1", "::127.0.0.1", "::a9fe:a9fe", "2002:a00:1::1"],
 )
 def test_private_loopback_and_link_local_addresses_are_refused(ip):
     assert refused_address(ip)
 
 
-def test_a_public_address_is_allowed():
-    assert not refused_address("93.184.216.34")
+@pytest.mark.parametrize("ip", ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946", "64:ff9b::5db8:d822"])
+def test_a_public_address_is_allowed(ip):
+    assert not refused_address(ip)
 
 
 def test_http_and_credentials_in_urls_are_refused_in_production(settings):
