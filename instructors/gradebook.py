@@ -181,16 +181,36 @@ def _kept_sql(course: Course) -> str:
     return "SELECT user_id, item, MAX(score) AS score FROM tries GROUP BY user_id, item"
 
 
-def kept_scores(course: Course, items: list, user_ids: list[int]) -> dict[tuple[int, str], float]:
-    """The kept score of each (student, item key) that has one, for the students ``user_ids``,
-    computed by the database: the CSV's rows, a few hundred students at a time."""
-    keys = {_item_id(item): item.key for item in items}
-    sql, params = _tries_sql(items, user_ids)
+def csv_figures(
+    course: Course, items: list, students: QuerySet
+) -> dict[int, tuple[list[float | None], datetime | None]]:
+    """For each of ``students`` (a query of user ids: a few hundred of the CSV's rows) who did
+    something: the kept score of each of ``items`` in their order (None without one) and
+    their last activity. One statement, whose parameters do not grow with the students."""
+    place = {_item_id(item): index for index, item in enumerate(items)}
+    tries, params = _tries_sql(items, students)
+    sources = [
+        done.filter(user_id__in=students).values_list("user_id", when).order_by()
+        for done, when in stats.activity_sources(course)
+    ]
+    done, done_params = sources[0].union(*sources[1:], all=True).order_by().query.sql_with_params()
+    sql = (
+        f"WITH tries (user_id, item, score, created_at, pk) AS ({tries}), kept AS ({_kept_sql(course)}), "
+        f"done (user_id, at) AS ({done}) "
+        "SELECT user_id, item, score, NULL AS last FROM kept "
+        "UNION ALL SELECT user_id, NULL, NULL, MAX(at) FROM done GROUP BY user_id"
+    )
+    figures: dict[int, tuple[list[float | None], datetime | None]] = {}
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"WITH tries (user_id, item, score, created_at, pk) AS ({sql}) {_kept_sql(course)}", params
-        )
-        return {(user_id, keys[item]): score for user_id, item, score in cursor.fetchall()}
+        cursor.execute(sql, [*params, *done_params])
+        for user_id, item, score, last in cursor.fetchall():
+            kept, when = figures.get(user_id) or ([None] * len(items), None)
+            if item is None:
+                when = _datetime(last)
+            else:
+                kept[place[item]] = score
+            figures[user_id] = (kept, when)
+    return figures
 
 
 @dataclass
@@ -247,10 +267,11 @@ def _item_id(item) -> int:
     return -item.pk if item.is_exercise else item.pk
 
 
-def _tries_sql(items: list, user_ids: list[int] | None = None) -> tuple[str, list]:
+def _tries_sql(items: list, user_ids: list[int] | QuerySet | None = None) -> tuple[str, list]:
     """Every counted try at the items as (user_id, item, score, created_at, pk): answers and
     reveals of questions, counted submissions of exercises (code sent after seeing the sample
-    solution scores 0), as the gradebook counts them; only those of ``user_ids`` when given."""
+    solution scores 0), as the gradebook counts them; only those of ``user_ids`` (a list, or a
+    query of user ids) when given."""
     question_ids = [item.pk for item in items if not item.is_exercise]
     exercise_ids = [item.pk for item in items if item.is_exercise]
     answers = Attempt.objects.filter(question_id__in=question_ids)
@@ -266,13 +287,14 @@ def _tries_sql(items: list, user_ids: list[int] | None = None) -> tuple[str, lis
         sent = Submission.objects.filter(exercise_id__in=exercise_ids, user_id__in=user_ids)
         submissions = submissions.filter(pk__in=sent.values("pk"))
     parts: list[QuerySet] = []
-    if question_ids and user_ids != []:
+    nobody = isinstance(user_ids, list) and not user_ids
+    if question_ids and not nobody:
         parts.append(
             answers.order_by().values_list(
                 "user_id", F("question_id"), Coalesce("score", Value(0.0)), "created_at", "pk"
             )
         )
-    if exercise_ids and user_ids != []:
+    if exercise_ids and not nobody:
         parts.append(
             submissions.order_by().values_list(
                 "user_id", -F("exercise_id"), _submission_score(), "created_at", "pk"
