@@ -473,6 +473,11 @@ class ResourceLink(models.Model):
     lineitems_url = models.URLField(_("grade columns URL (AGS)"), max_length=1000, blank=True)
     lineitem_url = models.URLField(_("grade column URL (AGS)"), max_length=1000, blank=True)
     ags_scopes = models.JSONField(_("grade service permissions"), default=list, blank=True)
+    # While one send looks for or makes the link's line item (lti.ags.lineitem): other sends of
+    # the link wait until then instead of making a second grade column.
+    lineitem_claimed_until = models.DateTimeField(
+        _("grade column being made until"), null=True, blank=True, editable=False
+    )
 
     class Meta:
         constraints = [
@@ -483,6 +488,10 @@ class ResourceLink(models.Model):
 
     def __str__(self) -> str:
         return self.title or self.resource_link_id
+
+    def target(self) -> Lesson | Exercise | Assessment | None:
+        """What deep linking chose for the link to open (None: the course)."""
+        return self.exercise or self.assessment or self.lesson
 
 
 # The grade outbox is its own module (the model and its queue rules); Django finds it here.

@@ -21,6 +21,7 @@ when the assessment shows it.
 """
 
 import logging
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -33,16 +34,19 @@ from assessments.scoring import student_scores
 from courses.models import Course
 from courses.progress import course_progress
 
-from . import ags
+from . import ags, http
 from .http import PlatformUnreachable
-from .models import LtiUser, ResourceLink
+from .models import LtiUser, Membership, ResourceLink
 from .outbox import Delivery, ScoreOutbox
 from .services import ServiceFailed
 
 log = logging.getLogger("lti")
 
-# A send is at most a token, a line item and a score, each with lti.http's timeout.
-SEND_LEASE_SECONDS = 20
+# One send's time budget: an access token, the line item (found, else made) and the score, at
+# most four calls, each within lti.http's own DEADLINE but all of them within this; the lease is
+# this and GRADING_LEASE_MARGIN, so a send always ends before another worker may take the row.
+SEND_SECONDS = 30
+BUSY_RETRY_SECONDS = 1  # another send was still making the link's line item: look again soon
 RETRIED_STATUSES = {0, 401, 408, 429}  # and every 5xx
 
 
@@ -71,8 +75,12 @@ class HeldUntil(Exception):
 
 
 def graded_links(user_ids: list[int], course_id: int) -> list[tuple[ResourceLink, int, str]]:
-    """(link, user id, LMS user id) for each link with a grade service in the course's LMS
-    courses whose platform knows the user. One query when none of the users came from an LMS."""
+    """(link, user id, LMS user id) for each link with a grade service in the LMS courses of the
+    course that the user belongs to: those whose roster (Membership) lists them as an active
+    member. A user no roster lists as active (no roster read yet) gets the LMS courses of the
+    course on their platform, but none whose roster lists them as dropped. A student of one
+    section (one LMS course) never gets a score in another section's grade column.
+    One query when none of the users came from an LMS."""
     accounts = set(
         LtiUser.objects.filter(user_id__in=user_ids, platform__contexts__course_id=course_id).values_list(
             "platform_id", "user_id", "sub"
@@ -80,15 +88,33 @@ def graded_links(user_ids: list[int], course_id: int) -> list[tuple[ResourceLink
     )
     if not accounts:
         return []
-    links = ResourceLink.objects.filter(
-        context__course_id=course_id, context__platform_id__in={platform for platform, _, _ in accounts}
-    ).select_related("context", "exercise")
+    links = [
+        link
+        for link in ResourceLink.objects.filter(
+            context__course_id=course_id, context__platform_id__in={platform for platform, _, _ in accounts}
+        ).select_related("context", "exercise")
+        # no grade column, or the LMS does not let Dikkat post scores
+        if ags.SCORE_SCOPE in (link.ags_scopes or []) and (link.lineitem_url or link.lineitems_url)
+    ]
+    if not links:
+        return []
+    active: dict[tuple[int, str], set[int]] = {}
+    dropped: dict[tuple[int, str], set[int]] = {}
+    memberships = Membership.objects.filter(
+        context_id__in={link.context_id for link in links}, sub__in={sub for _, _, sub in accounts}
+    ).values_list("context__platform_id", "sub", "context_id", "dropped_at")
+    for platform_id, sub, context_id, dropped_at in memberships:
+        (dropped if dropped_at else active).setdefault((platform_id, sub), set()).add(context_id)
     found = []
     for link in links:
-        if ags.SCORE_SCOPE not in (link.ags_scopes or []) or not (link.lineitem_url or link.lineitems_url):
-            continue  # no grade column, or the LMS does not let Dikkat post scores
         for platform_id, user_id, sub in sorted(accounts):
-            if platform_id == link.context.platform_id:
+            if platform_id != link.context.platform_id:
+                continue
+            member_of = active.get((platform_id, sub))
+            if member_of is not None:
+                if link.context_id in member_of:
+                    found.append((link, user_id, sub))
+            elif link.context_id not in dropped.get((platform_id, sub), set()):
                 found.append((link, user_id, sub))
     return found
 
@@ -215,15 +241,22 @@ class Sent:
 
 def send_claimed(row_id: int) -> Sent:
     """The task body: claim the row, send its link's score if it is the newest row, store
-    what happened (only while our lease holds)."""
+    what happened (only while our lease holds).
+
+    The whole send (the access token, finding or making the line item, the score: up to four
+    calls) ends within SEND_SECONDS, shorter than the lease, so no second worker takes the row
+    over while this one still talks to the platform. ``attempts`` counts the sends that called
+    the platform: a claim that finds the row superseded, its scores held back or nothing to
+    send, or another send still making the line item, is no try."""
     row = ScoreOutbox.objects.filter(pk=row_id).first()
     if row is None or row.status != ScoreOutbox.Status.QUEUED:
         return Sent("skipped")
     now = timezone.now()
     if row.next_try_at is not None and row.next_try_at > now:
         return Sent("not yet")  # a task sent early (the sweeper's); the one due then comes later
-    lease = timedelta(seconds=SEND_LEASE_SECONDS + settings.GRADING_LEASE_MARGIN)
-    token = ScoreOutbox.objects.claim(row_id, lease, attempts=row.attempts + 1, last_try_at=now)
+    until = time.monotonic() + SEND_SECONDS
+    lease = timedelta(seconds=SEND_SECONDS + settings.GRADING_LEASE_MARGIN)
+    token = ScoreOutbox.objects.claim(row_id, lease)
     if token is None:
         return Sent("skipped")
     # Read after the claim: a change noted before it moved changed_at, none can after.
@@ -240,8 +273,6 @@ def send_claimed(row_id: int) -> Sent:
         return Sent("superseded")
     try:
         score = link_score(row.link, row.user)
-        ags.lineitem(row.link, score.label, score.maximum)
-        ags.send_score(row.link, row.lms_user_id, score.given, score.maximum, row.changed_at)
     except HeldUntil as held:
         # Not a try against the platform: the row simply waits until the scores are shown.
         ScoreOutbox.objects.retry_later(row_id, token, held.until, "")
@@ -249,14 +280,25 @@ def send_claimed(row_id: int) -> Sent:
     except NothingToSend as error:
         ScoreOutbox.objects.give_up(row_id, token, f"nothing to send: {error}")
         return Sent("failed")
+    # Counted before the calls: a worker that dies while the platform answers has tried.
+    tried = row.attempts + 1
+    if not ScoreOutbox.objects.holding(row_id, token).update(attempts=tried, last_try_at=timezone.now()):
+        return Sent("stale")
+    try:
+        with http.deadline(until):
+            ags.lineitem(row.link, score.label, score.maximum, until)
+            ags.send_score(row.link, row.lms_user_id, score.given, score.maximum, row.changed_at)
+    except ags.LineItemBusy as busy:
+        # Another student's send of the link makes its line item: this one called nothing.
+        when = timezone.now() + timedelta(seconds=BUSY_RETRY_SECONDS)
+        ScoreOutbox.objects.retry_later(row_id, token, when, str(busy), attempts=row.attempts)
+        return Sent("later")
     except (PlatformUnreachable, ServiceFailed) as error:
         status = _status(error)
-        if is_retried(status) and row.attempts < settings.LTI_OUTBOX_MAX_TRIES:
-            when = timezone.now() + _retry_delay(row.attempts)
+        if is_retried(status) and tried < settings.LTI_OUTBOX_MAX_TRIES:
+            when = timezone.now() + _retry_delay(tried)
             ScoreOutbox.objects.retry_later(row_id, token, when, str(error))
-            log.warning(
-                "score %s for the LMS not sent (try %s), again at %s: %s", row_id, row.attempts, when, error
-            )
+            log.warning("score %s for the LMS not sent (try %s), again at %s: %s", row_id, tried, when, error)
             return Sent("later")
         ScoreOutbox.objects.give_up(row_id, token, str(error))
         log.error("score %s for the LMS failed: %s", row_id, error)
@@ -283,7 +325,9 @@ STATE_ORDER = {Delivery.FAILING: 0, Delivery.PENDING: 1, Delivery.SENT: 2}
 def course_rows(course: Course | None = None) -> list[ScoreOutbox]:
     """The newest row of each (link, student), of one course or all: failing first, then
     waiting, then sent; the latest change first within each."""
-    rows = ScoreOutbox.objects.newest().select_related("link__context__course", "link__lesson", "user")
+    rows = ScoreOutbox.objects.newest().select_related(
+        "link__context__course", "link__lesson", "link__exercise", "link__assessment", "user"
+    )
     if course is not None:
         rows = rows.filter(link__context__course=course)
     return sorted(
@@ -292,6 +336,11 @@ def course_rows(course: Course | None = None) -> list[ScoreOutbox]:
 
 
 def target_name(link: ResourceLink) -> str:
-    """What a link's grade column scores, as the command and the page name it."""
+    """What a link's grade column scores, as the command names it: ``course/lesson``,
+    ``course/exercise:slug``, ``course/assessment:slug`` or ``course``."""
     course = link.context.course.slug if link.context.course else link.context.context_id
+    if link.exercise is not None:
+        return f"{course}/exercise:{link.exercise.slug}"
+    if link.assessment is not None:
+        return f"{course}/assessment:{link.assessment.slug}"
     return f"{course}/{link.lesson.slug}" if link.lesson else course
