@@ -1,10 +1,10 @@
-"""Drafts, revisions and exercise checks in the admin: to look at, never to edit (the
-authoring area writes them; an edit here would bypass its checks)."""
+"""Drafts, revisions, exercise checks and answer regrades in the admin: to look at, never to
+edit (the authoring area writes them; an edit here would bypass its checks)."""
 
 from django.contrib import admin
 from django.http import HttpRequest
 
-from .models import DraftFile, ExerciseCheck, Revision
+from .models import AnswerRegrade, AnswerRegradeItem, DraftFile, ExerciseCheck, Revision
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -37,3 +37,16 @@ class ExerciseCheckAdmin(ReadOnlyAdmin):
     list_display = ("folder", "course", "status", "passed", "requested_by", "created_at")
     list_filter = ("course", "status", "passed")
     exclude = ("files",)
+
+
+@admin.register(AnswerRegrade)
+class AnswerRegradeAdmin(ReadOnlyAdmin):
+    list_display = ("course", "created_by", "created_at")
+    list_filter = ("course",)
+
+
+@admin.register(AnswerRegradeItem)
+class AnswerRegradeItemAdmin(ReadOnlyAdmin):
+    list_display = ("regrade", "attempt", "status", "old_score", "new_score")
+    list_filter = ("status",)
+    raw_id_fields = ("attempt",)

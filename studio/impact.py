@@ -10,10 +10,10 @@ graded. When the grading changed, the publish page says so per item:
 - a question whose specification (or a variant's) changed: its graded answers are graded
   again in memory on what students are now asked, and the page says how many would get
   another score. Kinds that run code (code blanks) need the sandbox: their answers are only
-  counted. Nothing is stored here.
+  counted. Nothing is stored here: the page offers the regrade (studio.answer_regrade).
 """
 
-from courses.kinds import AnswerError, NotGradable, get_kind
+from courses.kinds import AnswerError, Grade, NotGradable, get_kind
 from courses.models import Attempt, Course, QuestionVariant
 from grader.regrade import regradable
 
@@ -78,41 +78,64 @@ def regrade_offers(course: Course, before: dict) -> list[dict]:
     return offers
 
 
-def _answers_that_change(question) -> tuple[int, int | None]:
-    """(graded answers asked otherwise than today, how many of them would score otherwise).
-    An answer without a variant was graded on the question's spec before this publish; one
-    with a variant, on that variant's spec (kept when the import replaced it)."""
-    kind = get_kind(question.kind)
-    current = {v.index: v.spec for v in question.variants.filter(current=True)}
+def current_variants(question) -> dict[int, QuestionVariant]:
+    return {v.index: v for v in question.variants.filter(current=True)}
+
+
+def asked_now(question, attempt, current: dict[int, QuestionVariant]):
+    """(the spec ``attempt`` is asked on now, the current variant it is asked as) when that is
+    not what it was graded on, else None. The spec is {} when its variant is gone (there are
+    fewer variants now); the variant is None without variants. An answer without a variant was
+    graded on the question's spec before the publish; one with a variant, on that variant's
+    spec (kept when the import replaced it)."""
+    if not attempt.variant_id:
+        return question.spec, None
+    now = current.get(attempt.variant.index)
+    if now is not None and now.spec == attempt.variant.spec:
+        return None
+    return (now.spec if now is not None else {}), now
+
+
+def graded_on_earlier(question):
+    """Each graded answer to ``question`` that was asked otherwise than today, with what
+    ``asked_now`` says of it. Answers given after a reveal score 0 whatever they say: left out."""
+    current = current_variants(question)
     answers = (
         Attempt.objects.answers()
         .filter(question=question, after_reveal=False)
         .select_related("variant")
         .order_by("pk")
     )
+    for attempt in answers.iterator(chunk_size=500):
+        asked = asked_now(question, attempt, current)
+        if asked is not None:
+            yield attempt, *asked
+
+
+def grade_again(kind, spec: dict, answer) -> Grade:
+    """``answer`` graded on ``spec``; an answer that no longer fits the question (an option
+    gone, a variant gone) scores 0: its grade would not stand."""
+    if not spec:
+        return Grade(0.0, False)
+    try:
+        return kind.grade(spec, kind.clean_answer(spec, answer))
+    except (AnswerError, NotGradable, KeyError, IndexError, TypeError, ValueError):
+        return Grade(0.0, False)
+
+
+def _answers_that_change(question) -> tuple[int, int | None]:
+    """(graded answers asked otherwise than today, how many of them would score otherwise)."""
+    kind = get_kind(question.kind)
     graded = 0
     changed: int | None = 0
-    for attempt in answers.iterator(chunk_size=500):
-        if attempt.variant_id:
-            if attempt.variant.spec == current.get(attempt.variant.index):
-                continue
-            new = current.get(attempt.variant.index, {})  # {}: there are fewer variants now
-        else:
-            new = question.spec
+    for attempt, new, _variant in graded_on_earlier(question):
         graded += 1
         if changed is None:
             continue
         if kind is None or graded > MAX_ANSWERS or (new and kind.code_runs(new)):
             changed = None  # not known without the sandbox
             continue
-        if not new:
-            changed += 1
-            continue
-        try:
-            grade = kind.grade(new, kind.clean_answer(new, attempt.answer))
-        except (AnswerError, NotGradable, KeyError, IndexError, TypeError, ValueError):
-            changed += 1  # the answer no longer fits the question: its grade would not stand
-            continue
+        grade = grade_again(kind, new, attempt.answer)
         if abs(grade.score - attempt.score) > 1e-9 or grade.correct != attempt.correct:
             changed += 1
     return graded, changed

@@ -15,7 +15,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from courses.models import Course
+from courses.models import Attempt, Course
 from jobs.models import Job
 
 
@@ -151,3 +151,65 @@ class ExerciseCheck(Job):
         return cls.objects.filter(
             course=course, folder=folder, digest=digest, status=cls.Status.DONE, passed=True
         ).exists()
+
+
+class AnswerRegrade(models.Model):
+    """An instructor's regrade, after a publish changed a question's answers, of the students'
+    answers graded on the earlier version (studio.answer_regrade). Each answer's old and new
+    grade is one item: answers that run no code are graded in the request, code blanks by a
+    grading worker (an item is a job of the one queue); the answer keeps its old grade until
+    its new one is stored."""
+
+    course = models.ForeignKey(
+        Course, on_delete=models.CASCADE, related_name="answer_regrades", verbose_name=_("course")
+    )
+    # The publish (its task result) whose page offered it, to link the two pages.
+    publish_id = models.CharField(_("publish"), max_length=64, blank=True, db_index=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("requested by"),
+    )
+    created_at = models.DateTimeField(_("requested"), default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        verbose_name = _("answer regrade")
+        verbose_name_plural = _("answer regrades")
+
+    def __str__(self) -> str:
+        return f"{self.course.slug} · {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class AnswerRegradeItem(Job):
+    """One student's answer graded again on what its question asks now: its grade before and
+    after (None until graded)."""
+
+    task_path = "studio.answer_regrade.regrade_answer"
+    priority = -50  # below students' own grading
+
+    regrade = models.ForeignKey(
+        AnswerRegrade, on_delete=models.CASCADE, related_name="items", verbose_name=_("answer regrade")
+    )
+    attempt = models.ForeignKey(
+        Attempt, on_delete=models.CASCADE, related_name="+", verbose_name=_("attempt")
+    )
+    old_score = models.FloatField(_("old score"))
+    old_correct = models.BooleanField(_("old correct"))
+    new_score = models.FloatField(_("new score"), null=True, blank=True)
+    new_correct = models.BooleanField(_("new correct"), null=True, blank=True)
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+
+    class Meta:
+        ordering = ["regrade", "pk"]
+        verbose_name = _("regraded answer")
+        verbose_name_plural = _("regraded answers")
+
+    def __str__(self) -> str:
+        return f"{self.regrade} · {self.attempt_id}"
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.new_score is None else self.new_score - self.old_score

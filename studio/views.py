@@ -21,7 +21,7 @@ from django.views.decorators.http import require_POST
 from courses.exporter import export_course, write_folder
 from courses.models import Course, Exercise, Question
 
-from . import checks, structure
+from . import answer_regrade, checks, structure
 from .drafts import (
     PUBLISHED,
     DraftRefused,
@@ -37,7 +37,7 @@ from .drafts import (
     save_draft,
     working_copy,
 )
-from .models import ExerciseCheck, folder_digest
+from .models import AnswerRegrade, AnswerRegradeItem, ExerciseCheck, folder_digest
 from .preview import LessonPreview, preview_lesson
 
 _PROBLEMS = "studio-problems-%s"  # the session key of a course's last refused publish
@@ -260,24 +260,97 @@ def publish_view(request: HttpRequest, course_slug: str) -> HttpResponse:
     return redirect("studio:publish_status", course.slug, outcome.result_id)
 
 
-@login_required
-def publish_status(request: HttpRequest, course_slug: str, result_id) -> HttpResponse:
-    course = _get_course(request, course_slug)
+def _publish_result(course: Course, result_id):
     try:
         result = publish_files.get_result(str(result_id))
     except (TaskResultDoesNotExist, TaskResultMismatch):
         raise Http404 from None
     if result.args[3] != course.pk:
         raise Http404
+    return result
+
+
+@login_required
+def publish_status(request: HttpRequest, course_slug: str, result_id) -> HttpResponse:
+    course = _get_course(request, course_slug)
+    return _publish_page(request, course, _publish_result(course, result_id))
+
+
+def _publish_page(request: HttpRequest, course: Course, result, error: str = "") -> HttpResponse:
     outcome = result.return_value if result.status == TaskResultStatus.SUCCESSFUL else None
+    offers = (outcome or {}).get("regrade") or []
     context = {
         "course": course,
         "here": _("Publish"),
+        "result_id": result.id,
         "waiting": result.status in (TaskResultStatus.READY, TaskResultStatus.RUNNING),
         "failed": result.status == TaskResultStatus.FAILED,
         "outcome": outcome,
+        "exercise_offers": [offer for offer in offers if offer["kind"] == "exercise"],
+        "question_offers": [offer for offer in offers if offer["kind"] == "question"],
+        "answer_regrades": course.answer_regrades.filter(publish_id=result.id),
+        "error": error,
     }
-    return render(request, "studio/publish_status.html", context)
+    return render(request, "studio/publish_status.html", context, status=400 if error else 200)
+
+
+@login_required
+@require_POST
+def regrade_answers(request: HttpRequest, course_slug: str, result_id) -> HttpResponse:
+    """The publish page's offer taken: the answers of the chosen questions (among those whose
+    answers this publish changed) graded again on what they ask now."""
+    course = _get_course(request, course_slug)
+    result = _publish_result(course, result_id)
+    outcome = result.return_value if result.status == TaskResultStatus.SUCCESSFUL else None
+    offered = {offer["slug"] for offer in (outcome or {}).get("regrade") or [] if offer["kind"] == "question"}
+    chosen = [slug for slug in request.POST.getlist("question") if slug in offered]
+    if not chosen:
+        return _publish_page(request, course, result, _("Choose at least one question to regrade."))
+    questions = list(
+        course.questions.filter(slug__in=chosen, retired=False).order_by("lesson__order", "order")
+    )
+    regrade = answer_regrade.start(course, questions, request.user, publish_id=result.id)
+    return redirect("studio:answer_regrade", course.slug, regrade.pk)
+
+
+@login_required
+def answer_regrade_status(request: HttpRequest, course_slug: str, pk: int) -> HttpResponse:
+    """What a regrade of answers did, per question: how many went up, down or stayed, how
+    many a grading worker still has to grade; "Try again" queues those the grader failed on."""
+    course = _get_course(request, course_slug)
+    regrade = get_object_or_404(AnswerRegrade, pk=pk, course=course)
+    items = regrade.items.select_related("attempt__question")
+    if request.method == "POST":
+        failed = items.filter(status=AnswerRegradeItem.Status.FAILED).values_list("pk", flat=True)
+        AnswerRegradeItem.objects.requeue(failed)
+        return redirect("studio:answer_regrade", course.slug, regrade.pk)
+    rows: dict[int, dict] = {}
+    for item in items:
+        question = item.attempt.question
+        row = rows.setdefault(
+            question.pk,
+            {"question": question, "total": 0, "up": 0, "down": 0, "same": 0, "waiting": 0, "failed": 0},
+        )
+        row["total"] += 1
+        if item.is_pending:
+            row["waiting"] += 1
+        elif item.status == AnswerRegradeItem.Status.FAILED:
+            row["failed"] += 1
+        elif (item.delta or 0) > 1e-9:
+            row["up"] += 1
+        elif (item.delta or 0) < -1e-9:
+            row["down"] += 1
+        else:
+            row["same"] += 1
+    context = {
+        "course": course,
+        "here": _("Regrade"),
+        "regrade": regrade,
+        "rows": list(rows.values()),
+        "waiting": any(row["waiting"] for row in rows.values()),
+        "failed": any(row["failed"] for row in rows.values()),
+    }
+    return render(request, "studio/answer_regrade.html", context)
 
 
 @login_required

@@ -42,6 +42,7 @@ def test_every_kind_of_queued_work_is_one_job_model():
         "courses.Attempt",
         "courses.AnswerPreview",
         "studio.ExerciseCheck",
+        "studio.AnswerRegradeItem",  # a code blank's answer graded again after a publish
         "lti.ScoreOutbox",  # the LTI grade outbox: swept with the rest
     }
 

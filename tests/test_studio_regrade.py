@@ -1,16 +1,22 @@
 """Student work across a publish from the authoring area: editing an item's text keeps its
 attempts and their grades; changing its answers keeps them too, and the publish page says how
-many would change and offers the regrade (an exercise's: the instructors' regrade tool)."""
+many would change and offers the regrade (an exercise's: the instructors' regrade tool; a
+question's: its answers graded again on the new answers, code blanks by a grading worker).
+Declining keeps every old score."""
 
 import html
+import re
 
 import pytest
 from django.urls import reverse
 
 from courses.models import Attempt, Enrollment
+from courses.progress import course_progress
 from courses.selftest import submit_answer
 from grader.models import Submission, Verdict
+from jobs.signals import score_changed
 from studio import drafts, structure
+from studio.models import AnswerRegradeItem
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -45,10 +51,45 @@ def _edit(course, user, old: str, new: str, path: str = QUESTIONS) -> None:
 
 
 def _publish(client, run_queue) -> str:
+    return html.unescape(client.get(_publish_url(client, run_queue)).text)
+
+
+def _publish_url(client, run_queue) -> str:
     response = client.post(reverse("studio:publish", args=["mini"]))
     assert response.status_code == 302, response.text
     run_queue()
-    return html.unescape(client.get(response.url).text)
+    return response.url
+
+
+def _counts(page: str) -> dict[str, str]:
+    """The regrade page's counts for its one question, as its reader sees them."""
+    return dict(re.findall(r"<dt>([^<]+)</dt><dd>([^<]+)</dd>", page))
+
+
+def _swap_the_right_option(course, user) -> None:
+    """The right option of first-choice becomes the wrong one and the other way round."""
+    _edit(course, user, 'text = "Query ve Key"\ncorrect = true', 'text = "Query ve Key"')
+    _edit(course, user, 'text = "Query ve Value"', 'text = "Query ve Value"\ncorrect = true')
+
+
+def _scores(course, *users) -> list[tuple[float, int]]:
+    """Each student's course score and solved items, as their progress page counts them."""
+    return [
+        (progress.score, progress.solved) for progress in (course_progress(user, course) for user in users)
+    ]
+
+
+@pytest.fixture
+def score_changes():
+    """The students whose scores the score_changed signal (LTI passback's) was told about."""
+    heard: list[list[int]] = []
+
+    def receiver(sender, user_ids, **kwargs):
+        heard.append(list(user_ids))
+
+    score_changed.connect(receiver, dispatch_uid="test-studio-regrade")
+    yield heard
+    score_changed.disconnect(dispatch_uid="test-studio-regrade")
 
 
 def _offers(page: str) -> str:
@@ -78,16 +119,127 @@ def test_changing_a_questions_answer_keeps_the_grades_and_says_how_many_would_ch
 ):
     before = list(Attempt.objects.order_by("pk").values_list("score", "correct"))
     assert before == [(1.0, True), (0.0, False)]
-    # The right option becomes the wrong one and the other way round.
-    _edit(mini_course, teacher, 'text = "Query ve Key"\ncorrect = true', 'text = "Query ve Key"')
-    _edit(mini_course, teacher, 'text = "Query ve Value"', 'text = "Query ve Value"\ncorrect = true')
+    ayse, burak = answered.attempts.order_by("pk").values_list("user", flat=True)
+    students = list(Enrollment.objects.filter(user__in=[ayse, burak]).order_by("user__username"))
+    progress = _scores(mini_course, *(e.user for e in students))
+    _swap_the_right_option(mini_course, teacher)
 
     page = _publish(client, run_queue)
 
     assert list(Attempt.objects.order_by("pk").values_list("score", "correct")) == before  # kept as graded
+    assert _scores(mini_course, *(e.user for e in students)) == progress
     offer = _offers(page)
-    assert "2 notlandırılmış cevabın 2 tanesi başka bir puan alırdı" in offer, offer
+    assert "2 notlandırılmış cevaptan 2 tanesi başka bir puan alırdı" in offer, offer
     assert reverse("instructors:item", args=["mini", "q", "first-choice"]) in offer
+    # The offer, not taken: nothing is graded again.
+    assert 'name="question" value="first-choice" checked' in offer
+    assert not AnswerRegradeItem.objects.exists()
+
+
+def test_taking_the_offer_grades_the_answers_again_and_the_students_progress_follows(
+    client, mini_course, teacher, answered, run_queue, score_changes
+):
+    ayse, burak = (e.user for e in Enrollment.objects.order_by("user__username"))
+    assert _scores(mini_course, ayse, burak) == [(1.0, 1), (0.0, 0)]
+    _swap_the_right_option(mini_course, teacher)
+    publish_url = _publish_url(client, run_queue)
+    score_changes.clear()
+    client.force_login(ayse)  # her lesson page, kept in the page cache, says she was right
+    assert "Doğru!" in html.unescape(client.get(answered.lesson.get_absolute_url()).text)
+    client.force_login(teacher)
+
+    response = client.post(publish_url + "yeniden-notlandir/", {"question": ["first-choice"]})
+
+    assert response.status_code == 302
+    page = html.unescape(client.get(response.url).text)
+    assert "Her cevap, sorusunun şimdi sorduğuna göre yeniden notlandırıldı" in page, page
+    assert _counts(page) == {
+        "Cevaplar": "2",
+        "Puanı artan": "1",
+        "Puanı düşen": "1",
+        "Puanı aynı kalan": "0",
+        "Bekleyen": "0",
+    }
+    assert list(Attempt.objects.order_by("pk").values_list("score", "correct")) == [(0.0, False), (1.0, True)]
+    assert _scores(mini_course, ayse, burak) == [(0.0, 0), (1.0, 1)]
+    assert score_changes == [sorted([ayse.pk, burak.pk])]  # the LMS grade passback hears of both
+    # Ayşe's lesson page now marks her answer wrong, with the new right option's feedback.
+    client.force_login(ayse)
+    lesson = html.unescape(client.get(answered.lesson.get_absolute_url()).text)
+    assert "Doğru!" not in lesson
+    # The publish page links to what the regrade did.
+    client.force_login(teacher)
+    assert response.url in client.get(publish_url).text
+
+
+def test_a_regrade_needs_a_question_the_publish_offered(client, mini_course, teacher, answered, run_queue):
+    _swap_the_right_option(mini_course, teacher)
+    publish_url = _publish_url(client, run_queue)
+
+    refused = client.post(publish_url + "yeniden-notlandir/", {"question": ["no-such-question"]})
+
+    assert refused.status_code == 400
+    assert "Yeniden notlandırmak için en az bir soru seçin." in html.unescape(refused.text)
+    assert list(Attempt.objects.order_by("pk").values_list("score", "correct")) == [(1.0, True), (0.0, False)]
+
+
+CODE_BLANK = """
+[[questions]]
+slug = "iki-kat"
+kind = "fill_in"
+prompt = "`x` sayısının iki katını yazın."
+code = "y = ____"
+check = ["y"]
+
+[[questions.blanks]]
+answer = "x * 2"
+
+[[questions.cases]]
+name = "bir"
+inputs = { x = 3 }
+"""
+
+
+def test_code_blank_answers_are_graded_again_by_a_grading_worker(
+    client, mini_course, teacher, make_user, run_queue, score_changes
+):
+    _edit(mini_course, teacher, 'text = "Query ve Value"\n', 'text = "Query ve Value"\n' + CODE_BLANK)
+    assert "Sürüm 1 olarak yayınlandı" in _publish(client, run_queue)
+    question = mini_course.questions.get(slug="iki-kat")
+    student = make_user("ayse")
+    Enrollment.objects.create(user=student, course=mini_course)
+    submit_answer(student, question, {"blanks": ["x + 3"]})  # right for x = 3 only
+    run_queue()
+    assert list(Attempt.objects.values_list("score", "correct")) == [(1.0, True)]
+    # A second case shows the answer is wrong.
+    _edit(
+        mini_course,
+        teacher,
+        "inputs = { x = 3 }\n",
+        'inputs = { x = 3 }\n\n[[questions.cases]]\nname = "iki"\ninputs = { x = 5 }\n',
+    )
+    publish_url = _publish_url(client, run_queue)
+    offer = _offers(html.unescape(client.get(publish_url).text))
+    assert "kodu korumalı alanda çalıştığı için" in offer, offer
+    score_changes.clear()
+
+    response = client.post(publish_url + "yeniden-notlandir/", {"question": ["iki-kat"]})
+
+    assert list(Attempt.objects.values_list("score", "correct")) == [(1.0, True)]  # not in the web request
+    assert AnswerRegradeItem.objects.get().status == "queued"
+    assert "grading worker" not in (page := html.unescape(client.get(response.url).text))
+    assert "korumalı alanda notlandırıyor" in page, page
+    run_queue()
+    assert list(Attempt.objects.values_list("score", "correct")) == [(0.0, False)]
+    assert score_changes == [[student.pk]]
+    page = html.unescape(client.get(response.url).text)
+    assert _counts(page) == {
+        "Cevaplar": "1",
+        "Puanı artan": "0",
+        "Puanı düşen": "1",
+        "Puanı aynı kalan": "0",
+        "Bekleyen": "0",
+    }
 
 
 def test_a_changed_option_text_alone_keeps_every_answers_score(

@@ -147,6 +147,11 @@ def test_the_authoring_pages_fit_a_phone_and_have_no_serious_accessibility_viola
     )
     published = drafts.publish(course, teacher, summary="Bir ek")
     run_queue()
+    from studio import answer_regrade
+
+    regrade = answer_regrade.start(
+        course, [course.questions.get(slug="first-choice")], teacher, publish_id=published.result_id
+    )
     drafts.save_draft(course, lesson, drafts.read_text(course, lesson) + "\nTaslak $y$.\n", teacher)
     from studio import structure
     from studio.models import ExerciseCheck, folder_digest
@@ -176,6 +181,7 @@ def test_the_authoring_pages_fit_a_phone_and_have_no_serious_accessibility_viola
         "editor": f"/egitmen/mini/yazarlik/dosya/{lesson}",
         "revisions": "/egitmen/mini/yazarlik/surumler/",
         "publish": f"/egitmen/mini/yazarlik/yayin/{published.result_id}/",
+        "answer-regrade": f"/egitmen/mini/yazarlik/yeniden-notlandirma/{regrade.pk}/",
         "new-lesson": "/egitmen/mini/yazarlik/yeni-ders/",
         "exercise": f"/egitmen/mini/yazarlik/dosya/{folder}/exercise.toml",
         "check": f"/egitmen/mini/yazarlik/kontrol/{check.pk}/",

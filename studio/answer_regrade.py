@@ -1,0 +1,141 @@
+"""Regrading students' answers after a publish changed what a question accepts.
+
+The publish page names the questions whose answers changed (studio.impact) and offers to grade
+their answers again on what each student is asked now; declining keeps every old grade. An
+answer that runs no code is graded in the request, all of a question's at once in one
+transaction; a code blank's runs in the sandbox, so it becomes a job of the one queue
+(studio.AnswerRegradeItem) that a grading worker claims under a lease. Either way the answer
+keeps its old grade until its new one is stored, and storing it tells score_changed's
+receivers (the LMS grade passback); a student's progress and the gradebook read the answers
+themselves. The lesson pages that show the question are rendered again (their cached markup
+holds the old feedback).
+"""
+
+import logging
+
+from django.db import transaction
+from django.tasks import task
+from django.utils import timezone
+
+from courses.answer_queue import lease_duration
+from courses.kinds import Grade, get_kind
+from courses.models import Attempt, Course, Question, QuestionVariant
+from courses.pagecache import touch_lessons
+from jobs.signals import send_score_changed
+
+from .impact import asked_now, current_variants, grade_again, graded_on_earlier
+from .models import AnswerRegrade, AnswerRegradeItem
+
+log = logging.getLogger("grader")
+
+
+def start(course: Course, questions: list[Question], user, publish_id: str = "") -> AnswerRegrade:
+    """Grade again the answers of ``questions`` that were graded on an earlier version of them:
+    those that run no code now, the others queued for a grading worker."""
+    now = timezone.now()
+    with transaction.atomic():
+        regrade = AnswerRegrade.objects.create(
+            course=course, created_by=user, publish_id=publish_id, created_at=now
+        )
+        for question in questions:
+            _regrade_question(regrade, question, now)
+    return regrade
+
+
+def _regrade_question(regrade: AnswerRegrade, question: Question, now) -> None:
+    kind = get_kind(question.kind)
+    if kind is None:
+        return
+    items = []
+    queued = []
+    students = set()
+    touch = False
+    for attempt, spec, variant in graded_on_earlier(question):
+        item = AnswerRegradeItem(
+            regrade=regrade,
+            attempt=attempt,
+            old_score=attempt.score,
+            old_correct=attempt.correct,
+            created_at=now,
+        )
+        if spec and kind.code_runs(spec):
+            item.status, item.enqueued_at = AnswerRegradeItem.Status.QUEUED, now
+            queued.append(item)
+            continue
+        grade = grade_again(kind, spec, attempt.answer)
+        item.status, item.finished_at = AnswerRegradeItem.Status.DONE, now
+        item.new_score, item.new_correct = grade.score, grade.correct
+        items.append(item)
+        scored, shown = _store(attempt, grade, variant)
+        if scored:
+            students.add(attempt.user_id)
+        touch |= shown
+    AnswerRegradeItem.objects.bulk_create(items)
+    for item in AnswerRegradeItem.objects.bulk_create(queued):
+        AnswerRegradeItem.objects.enqueue(item.pk, stamped=True)
+    if students:
+        send_score_changed(Attempt, students, question.course_id, question.lesson_id)
+    if touch:
+        touch_lessons(Question, question)
+
+
+def _store(attempt: Attempt, grade: Grade, variant: QuestionVariant | None) -> tuple[bool, bool]:
+    """Write ``grade`` to the answer (asked now as ``variant``, when the question has variants);
+    (whether its score changed, whether anything its student sees changed)."""
+    fields = {
+        "score": grade.score,
+        "correct": grade.correct,
+        "feedback": grade.feedback,
+        "misconceptions": grade.misconceptions,
+    }
+    if variant is not None:
+        fields["variant"] = variant
+    scored = abs(grade.score - attempt.score) > 1e-9 or grade.correct != attempt.correct
+    shown = any(getattr(attempt, name) != value for name, value in fields.items())
+    if shown:
+        Attempt.objects.filter(pk=attempt.pk).update(**fields)
+    return scored, shown
+
+
+@task(queue_name="default", priority=-50)
+def regrade_answer(item_id: int) -> str:
+    """Grade one queued answer again in the sandbox and store its new grade (if the lease still
+    holds); the grader's own failure keeps the old grade."""
+    item = (
+        AnswerRegradeItem.objects.select_related("attempt__question", "attempt__variant")
+        .filter(pk=item_id)
+        .first()
+    )
+    if item is None or item.status != AnswerRegradeItem.Status.QUEUED:
+        return "skipped"
+    attempt = item.attempt
+    question = attempt.question
+    token = AnswerRegradeItem.objects.claim(item_id, lease_duration(question))
+    if token is None:
+        return "skipped"
+    asked = asked_now(question, attempt, current_variants(question))
+    try:
+        kind = get_kind(question.kind)
+        if kind is None:
+            raise LookupError(f"no question kind {question.kind!r}")
+        if asked is None:  # graded on today's question meanwhile: nothing to grade again
+            grade, variant = (
+                Grade(attempt.score, attempt.correct, attempt.feedback, attempt.misconceptions),
+                None,
+            )
+        else:
+            grade, variant = grade_again(kind, asked[0], attempt.answer), asked[1]
+    except Exception as exc:  # the grader's fault (sandbox unavailable, a bug): the old grade stays
+        log.exception("regrading answer %s failed", attempt.pk)
+        return "failed" if AnswerRegradeItem.objects.give_up(item_id, token, repr(exc)) else "stale"
+    with transaction.atomic():
+        if not AnswerRegradeItem.objects.finish(
+            item_id, token, new_score=grade.score, new_correct=grade.correct
+        ):
+            return "stale"
+        scored, shown = _store(attempt, grade, variant)
+        if scored:
+            send_score_changed(Attempt, [attempt.user_id], question.course_id, question.lesson_id)
+        if shown:
+            touch_lessons(Question, question)
+    return "correct" if grade.correct else "wrong"
