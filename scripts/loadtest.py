@@ -434,14 +434,16 @@ def spread(values: Sequence[float]) -> str:
 
 
 def prepare_site(var: Path) -> dict[str, str]:
-    """A throw-away database with the course imported; the environment of the site under test."""
+    """A throw-away database and grading data with the course imported; the environment of the
+    site under test."""
     (var / "loadtest_settings.py").write_text(SETTINGS)
     env = {
         **os.environ,
         **PER_ADDRESS_LIMITS,
         "DIKKAT_VAR_DIR": str(var),
         "DIKKAT_LOADTEST": var.name,  # marks the site's processes, to find the grading workers
-        "GRADER_DATA_DIR": str(ROOT / "var" / "grader"),
+        # Its own grading data, built by the import below: nothing is written to the checkout's var/.
+        "GRADER_DATA_DIR": str(var / "grader"),
         "DJANGO_SETTINGS_MODULE": "loadtest_settings",
         "PYTHONPATH": os.pathsep.join(filter(None, [str(var), str(ROOT), os.environ.get("PYTHONPATH")])),
     }
