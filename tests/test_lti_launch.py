@@ -249,6 +249,28 @@ def test_token_signed_by_a_key_the_platform_does_not_publish_is_refused(
     assert platform.jwks_requests == requests_before + 1  # refetched once, not more
 
 
+def test_unknown_kids_within_the_refetch_interval_do_not_fetch_the_key_set_again(
+    platform, linked, client, caplog, settings
+):
+    # The key set was fetched a moment ago (the linked fixture's launches): a stream of tokens
+    # with made-up kids must not make Dikkat fetch it once per token.
+    settings.LTI_JWKS_REFETCH_INTERVAL = 60
+    requests_before = platform.jwks_requests
+    with caplog.at_level(logging.WARNING, logger="lti"):
+        for _ in range(3):
+            response = run_launch(
+                client, platform, Launch(sub="student-1", roles=[LEARNER], key=SigningKey())
+            )
+            assert_refused(response, caplog, "fetched less than 60 s ago, not again", "doğrulayamadı")
+    assert platform.jwks_requests == requests_before
+    # Once the interval has passed, the platform's real new key is fetched, once.
+    Platform.objects.update(jwks_fetched_at=timezone.now() - timedelta(seconds=60))
+    platform.rotate_key(keep_old=False)
+    response = run_launch(client, platform, Launch(sub="student-1", roles=[LEARNER]))
+    assert response.status_code == 302 and response["Location"] == "/kurs/mini/"
+    assert platform.jwks_requests == requests_before + 1
+
+
 def test_token_signed_by_another_key_under_a_published_kid_is_refused(platform, linked, client, caplog):
     forged = SigningKey()
     forged.kid = platform.active_key.kid

@@ -97,3 +97,67 @@ def test_an_unreachable_configuration_is_refused_with_its_reason(lms, client, ca
     assert response.status_code == 403
     assert "could not be reached" in caplog.text
     assert not Platform.objects.exists()
+
+
+# --- a registration only creates ------------------------------------------------------------
+
+
+def test_registering_a_registered_lms_again_changes_nothing(lms, client, caplog):
+    assert client.get(invite(), lms.registration_params()).status_code == 200
+    before = Platform.objects.values().get()
+    # The same issuer and client id, now with other endpoints (whoever holds an open address).
+    real = lms.openid_configuration
+    lms.openid_configuration = lambda: {**real(), "authorization_endpoint": lms.url + "/elsewhere"}
+    second = invite()
+    with caplog.at_level(logging.WARNING, logger="lti"):
+        response = client.get(second, lms.registration_params())
+    assert response.status_code == 403
+    assert "Dikkat'e bu istemci kimliğiyle zaten kayıtlı" in html.unescape(response.content.decode())
+    assert "is registered already" in caplog.text
+    assert Platform.objects.values().get() == before
+    assert RegistrationInvite.objects.filter(platform__isnull=True).count() == 1  # left open
+
+
+def test_a_new_client_of_a_known_issuer_waits_inactive_and_cannot_launch(lms, client, mini_course):
+    assert client.get(invite(), lms.registration_params()).status_code == 200
+    lms.client_id = "dyn-client-2"
+    assert client.get(invite(), lms.registration_params()).status_code == 200
+    first, second = Platform.objects.order_by("pk")
+    assert (first.client_id, first.active) == ("dyn-client", True)
+    assert (second.client_id, second.active) == ("dyn-client-2", False)
+    LtiContext.objects.create(platform=second, context_id="lms-course-1", course=mini_course)
+    response = client.post("/lti/login/", lms.login_params(Launch(sub="student-1", roles=[LEARNER])))
+    assert response.status_code == 400
+    assert "Dikkat'e kayıtlı değil" in html.unescape(response.content.decode())
+
+
+def test_an_issuer_that_is_not_the_configurations_origin_is_refused(lms, client, caplog):
+    real = lms.openid_configuration
+    lms.openid_configuration = lambda: {**real(), "issuer": "https://lms.example.edu"}
+    with caplog.at_level(logging.WARNING, logger="lti"):
+        response = client.get(invite(), lms.registration_params())
+    assert response.status_code == 403
+    assert "is not the origin of its OpenID configuration's address" in caplog.text
+    assert not Platform.objects.exists()
+    assert not any(r["path"] == "/register" for r in lms.received)  # nothing registered there
+
+
+def test_an_http_configuration_address_is_refused_in_production_before_any_request(
+    lms, client, caplog, settings
+):
+    settings.LTI_ALLOW_PRIVATE_HOSTS = False
+    with caplog.at_level(logging.WARNING, logger="lti"):
+        response = client.get(invite(), lms.registration_params())
+    assert response.status_code == 403
+    assert "is not an https URL" in caplog.text
+    assert not lms.received and not Platform.objects.exists()
+
+
+def test_an_endpoint_that_is_not_a_web_address_is_refused(lms, client, caplog):
+    real = lms.openid_configuration
+    lms.openid_configuration = lambda: {**real(), "token_endpoint": "file:///etc/passwd"}
+    with caplog.at_level(logging.WARNING, logger="lti"):
+        response = client.get(invite(), lms.registration_params())
+    assert response.status_code == 403
+    assert "token_endpoint 'file:///etc/passwd' is not an https URL" in caplog.text
+    assert not Platform.objects.exists()

@@ -16,7 +16,7 @@ from lti_platform import INSTRUCTOR, LEARNER, Launch
 from test_lti_launch import run_launch
 
 from courses.models import Enrollment
-from lti.models import LtiContext, LtiUser, Membership, ToolKey
+from lti.models import InstructorGrant, LtiContext, LtiUser, Membership, ToolKey
 from lti.roster import sync_roster, sync_roster_task
 from lti.services import ServiceFailed
 
@@ -132,3 +132,39 @@ def test_instructors_see_the_roster_and_read_it_again(
     client.force_login(make_user("stranger"))
     assert client.get(f"/lti/uyeler/{context.pk}/").status_code == 404
     assert client.post(f"/lti/uyeler/{context.pk}/").status_code == 404
+
+
+def test_the_roster_takes_back_instructor_rights_the_lms_gave_and_only_those(
+    roster, linked, client, make_user
+):
+    context = LtiContext.objects.get()
+    teacher = LtiUser.objects.get(sub="teacher-1").user  # teaches through the approved link
+    assert linked.is_instructor(teacher)
+    # hoca teaches the course in Dikkat; the administrator linked her LMS account to her account.
+    hoca = make_user("hoca")
+    linked.instructors.add(hoca)
+    LtiUser.objects.create(platform=context.platform, issuer=roster.issuer, sub="teacher-2", user=hoca)
+    run_launch(client, roster, Launch(sub="teacher-2", roles=[INSTRUCTOR]))
+    client.logout()
+    assert not InstructorGrant.objects.filter(user=hoca).exists()  # rights from Dikkat: no grant
+    roster.members["lms-course-1"].append(roster.member("teacher-2", [INSTRUCTOR]))
+    sync_roster(context)
+    assert linked.is_instructor(teacher) and linked.is_instructor(hoca)
+
+    # The LMS now lists teacher-1 as a learner, and teacher-2 no more.
+    members = roster.members["lms-course-1"]
+    members[0] = roster.member("teacher-1", [LEARNER])
+    members.pop()
+    result = sync_roster(context)
+    assert result.revoked == 1
+    assert not linked.is_instructor(teacher)
+    grant = InstructorGrant.objects.get(user=teacher, context=context)
+    assert grant.revoked_at is not None  # kept, with the time
+    assert Enrollment.objects.filter(user=teacher, course=linked).exists()  # a learner now
+    assert linked.is_instructor(hoca)  # given in Dikkat: the LMS does not take it back
+    assert Membership.objects.get(sub="teacher-2").dropped_at is not None
+
+    # Listed as instructor again: an enrolled student is not made an instructor by the LMS.
+    members[0] = roster.member("teacher-1", [INSTRUCTOR])
+    sync_roster(context)
+    assert not linked.is_instructor(teacher)
