@@ -8,13 +8,17 @@ addresses it was given needs (server-side request forgery):
   admin on localhost), checked on the address the socket then connects to (no second lookup a
   rebinding DNS could answer differently); LTI_ALLOW_PRIVATE_HOSTS lifts this;
 - no redirect is followed (a redirect is an error that names where it pointed);
-- at most MAX_BYTES of answer, within DEADLINE seconds for the whole call (not per read);
+- at most MAX_BYTES of answer, within DEADLINE seconds for the whole call (not per read), and
+  never past the deadline of the calls' caller (``deadline``: a grade send's token, line item
+  and score share one time budget, shorter than the lease of the worker that makes them);
 - an error answer's body goes to the log only; the message (shown to instructors and
   administrators) carries the status and, from a JSON error answer, its short error text.
 
 http.client is enough: no session to keep, and it follows no redirect on its own.
 """
 
+import contextlib
+import contextvars
 import http.client
 import ipaddress
 import json
@@ -24,6 +28,7 @@ import socket
 import threading
 import time
 import urllib.parse
+from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
@@ -35,6 +40,9 @@ DEADLINE = 15.0  # seconds, for a whole call
 MAX_BYTES = 1_000_000
 SUMMARY_CHARS = 200
 
+# The caller's deadline (time.monotonic()) for every call it makes: see ``deadline``.
+_until: contextvars.ContextVar[float | None] = contextvars.ContextVar("lti_http_until", default=None)
+
 
 class PlatformUnreachable(Exception):
     """The platform did not answer, or not with JSON: the message says which and why;
@@ -43,6 +51,19 @@ class PlatformUnreachable(Exception):
     def __init__(self, message: str, status: int = 0):
         super().__init__(message)
         self.status = status
+
+
+@contextlib.contextmanager
+def deadline(until: float) -> Iterator[None]:
+    """Every call made inside ends by ``until`` (a time.monotonic() value), each still within
+    its own DEADLINE: one time budget for several calls, whichever module makes them (the
+    access token's call is the services module's). An inner deadline never extends an outer one."""
+    outer = _until.get()
+    token = _until.set(until if outer is None else min(outer, until))
+    try:
+        yield
+    finally:
+        _until.reset(token)
 
 
 def _private_allowed() -> bool:
@@ -147,12 +168,12 @@ def _summary(body: bytes, content_type: str) -> str:
     return re.sub(r"[\x00-\x1f\x7f<>]+", " ", text)[:SUMMARY_CHARS].strip()
 
 
-def _read(response: http.client.HTTPResponse, limit: int, deadline: float, url: str) -> bytes:
+def _read(response: http.client.HTTPResponse, limit: int, deadline: float, seconds: float, url: str) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while True:
         if time.monotonic() > deadline:
-            raise PlatformUnreachable(f"{url} took longer than {DEADLINE} s to answer")
+            raise PlatformUnreachable(f"{url} took longer than {seconds:.3g} s to answer")
         chunk = response.read1(65536) if hasattr(response, "read1") else response.read(65536)
         if not chunk:
             return b"".join(chunks)
@@ -168,14 +189,20 @@ def _send(
     """One call: the decoded JSON answer and its headers, or PlatformUnreachable."""
     parts = check_url(url)
     shown = f"{parts.scheme}://{parts.netloc}{parts.path}"[:300]  # no query (it may carry tokens)
-    deadline = time.monotonic() + DEADLINE
+    now = time.monotonic()
+    limit = DEADLINE
+    if (until := _until.get()) is not None:
+        limit = min(DEADLINE, until - now)
+        if limit <= 0:
+            raise PlatformUnreachable(f"{shown} not called: no time left of the send's time budget")
+    deadline = now + limit
     target = parts.path or "/"
     if parts.query:
         target += "?" + parts.query
-    connection = _connection(parts, TIMEOUT)
+    connection = _connection(parts, min(TIMEOUT, limit))
     # The deadline holds even while a read waits (a platform that drips its headers): the
     # watchdog shuts the socket, which ends the read at once.
-    watchdog = threading.Timer(DEADLINE, _abort, [connection])
+    watchdog = threading.Timer(limit, _abort, [connection])
     watchdog.daemon = True
     watchdog.start()
     try:
@@ -187,13 +214,13 @@ def _send(
                 f"{shown} redirected ({response.status}) to {where!r}, not followed", response.status
             )
         if response.status >= 400:
-            text = _read(response, 20_000, deadline, shown)
+            text = _read(response, 20_000, deadline, limit, shown)
             logger.warning("LTI: %s %s answered %s: %r", method, shown, response.status, text[:2000])
             summary = _summary(text, response.getheader("Content-Type") or "")
             raise PlatformUnreachable(
                 f"{shown} answered {response.status}" + (f": {summary}" if summary else ""), response.status
             )
-        raw = _read(response, MAX_BYTES, deadline, shown)
+        raw = _read(response, MAX_BYTES, deadline, limit, shown)
         try:
             return (json.loads(raw) if raw.strip() else {}), response.headers
         except ValueError as error:
@@ -202,7 +229,7 @@ def _send(
         raise
     except (http.client.HTTPException, OSError, ValueError) as error:
         if time.monotonic() > deadline:
-            raise PlatformUnreachable(f"{shown} took longer than {DEADLINE} s to answer") from error
+            raise PlatformUnreachable(f"{shown} took longer than {limit:.3g} s to answer") from error
         raise PlatformUnreachable(f"{shown} could not be reached: {error}") from error
     finally:
         watchdog.cancel()

@@ -87,9 +87,10 @@ class ScoreOutboxQuerySet(JobQuerySet):
         return bool(stored)
 
     def requeue(self, pks) -> int:
-        """Send again now, by hand (an instructor's "send again"): due at once."""
+        """Send again now, by hand (an instructor's "send again"): due at once, with the whole
+        count of LTI_OUTBOX_MAX_TRIES tries again (the instructor fixed the cause)."""
         ids = list(pks)
-        self.filter(pk__in=ids, status__in=(QUEUED, FAILED)).update(next_try_at=None)
+        self.filter(pk__in=ids, status__in=(QUEUED, FAILED)).update(next_try_at=None, attempts=0)
         return super().requeue(ids)
 
 
@@ -113,6 +114,7 @@ class ScoreOutbox(Job):
     sent_at = models.DateTimeField(_("sent"), null=True, blank=True)
     superseded = models.BooleanField(_("replaced by a newer score"), default=False)
     next_try_at = models.DateTimeField(_("next try"), null=True, blank=True)
+    # Sends that called the platform since the row was queued (or sent again by hand).
     attempts = models.PositiveSmallIntegerField(_("sending tries"), default=0)
     last_try_at = models.DateTimeField(_("last try"), null=True, blank=True)
     created_at = models.DateTimeField(_("created"), default=timezone.now)

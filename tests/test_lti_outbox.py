@@ -177,11 +177,12 @@ def test_a_worker_killed_mid_send_loses_nothing_and_only_the_newest_score_wins(s
             worker.wait()
     lms.hold_scores.set()  # the dead worker's request reaches the LMS after all
     assert ScoreOutbox.objects.get(pk=held.pk).status == "running"  # its lease still holds
-    # The lease runs out (20 s and the margin): the sweeper gives the row back to the queue.
+    # The lease runs out (the send's 30 s and the margin): the sweeper gives the row back to the queue.
     assert sweep(now=timezone.now() + timedelta(minutes=2))["lti.ScoreOutbox"][0] >= 1
     run_queue()
     first = ScoreOutbox.objects.get(pk=held.pk)
-    assert (first.delivery, first.attempts) == ("superseded", 2)
+    # The killed worker's send reached the LMS (one try); finding it superseded is none.
+    assert (first.delivery, first.attempts) == ("superseded", 1)
     newest = row()
     assert (newest.delivery, newest.score) == ("sent", 1.0)
     assert newest.changed_at >= second - timedelta(seconds=1)
