@@ -1,9 +1,10 @@
 """An instructor authors the course in a real browser: edits a lesson's text with a formula in
 the code editor, sees the live preview with MathML, saves a draft that a student does not see,
 publishes it through the queue and the student sees it; a broken TOML file is refused at its
-line and nothing is published; a new lesson with a formula and a figure and a new exercise with
-a misconception variant are checked by a real grading worker, published, and a student reads
-the lesson and submits to the exercise. Screenshots of the pages at 1280 and 390 px, in both
+line and nothing is published; a new lesson with a formula and a figure, a question of every
+kind in the registry written through its form, and a new exercise with a misconception variant
+are checked by a real grading worker and published at once, and a student reads the lesson,
+answers every question (a code blank graded by the worker) and submits to the exercise. Screenshots of the pages at 1280 and 390 px, in both
 languages."""
 
 import os
@@ -204,6 +205,176 @@ def test_the_authoring_pages_fit_a_phone_and_have_no_serious_accessibility_viola
     assert not found, "\n".join(found)
 
 
+# -- one question of each kind, written through its form and answered by a student ----------------
+
+
+def _new_question(page, folder: str, kind: str, slug: str, prompt: str) -> None:
+    """A new question of ``kind`` in the lesson ``folder``, started from the authoring outline."""
+    page.goto(page.base_url + "/egitmen/mini/yazarlik/")
+    lesson = page.locator(f"#lesson-{folder}")
+    lesson.get_by_label("Yeni sorunun türü").select_option(kind)
+    lesson.get_by_role("button", name="Yeni soru").click()
+    page.wait_for_load_state()
+    page.get_by_label("Kısa ad").fill(slug)
+    page.get_by_label("Soru metni (Markdown, $matematik$ ile)").fill(prompt)
+
+
+def _rows(page, group: str, label: str, *values: str, exact: bool = False) -> None:
+    """Fill the field ``label`` of the group's rows, one value a row."""
+    fields = page.locator(f"#grup-{group}").get_by_label(label, exact=exact)
+    for index, value in enumerate(values):
+        fields.nth(index).fill(value)
+
+
+def _add_row(page, group: str) -> None:
+    """One more empty row (a round trip to the server that keeps what was written)."""
+    page.locator(f"#grup-{group}").get_by_role("button", name="Bir satır daha ekle").click()
+    page.wait_for_load_state()
+
+
+def _write_single_choice(page) -> None:
+    _rows(page, "options", "Seçenek metni", "Softmax doymasın diye", "Skorlar negatif olmasın diye")
+    page.locator("#grup-options").get_by_label("Doğru", exact=True).nth(0).check()
+
+
+def _write_multiple_choice(page) -> None:
+    _add_row(page, "options")
+    _rows(page, "options", "Seçenek metni", "Query", "Key", "Softmax")
+    correct = page.locator("#grup-options").get_by_label("Doğru", exact=True)
+    correct.nth(0).check()
+    correct.nth(1).check()
+    _rows(page, "options", "Seçildiğinde gösterilen ipucu", "", "", "Softmax bir işlemdir.")
+
+
+def _write_fill_in(page) -> None:
+    page.get_by_label("Boşluklu program (____)").fill("skor = Q @ ____")
+    page.get_by_label("Çalıştırmadan sonra karşılaştırılan değişkenler (virgülle)").fill("skor")
+    _rows(page, "blanks", "Doğru cevap", "K.T")
+    _rows(page, "wrong", "Bilinen yanlış cevap", "K")
+    _rows(page, "wrong", "İpucu", "Boyutlara bakın.")
+    _rows(page, "cases", "Durumun adı", "a")
+    _rows(
+        page,
+        "cases",
+        "Girdiler (her satıra bir ad = değer)",
+        "Q = [[1.0, 2.0]]\nK = [[1.0, 0.0], [0.0, 1.0]]",
+    )
+
+
+def _write_matching(page) -> None:
+    _rows(page, "pairs", "Sol", "Query", "Key", exact=True)
+    _rows(page, "pairs", "Sağ", "Ne arıyorum?", "Bende ne var?", exact=True)
+    page.get_by_label("Çeldiriciler: hiçbir şeyle eşleşmeyen sağ taraf öğeleri").fill("Ne hesaplarım?")
+
+
+def _write_numeric(page) -> None:
+    page.get_by_label("Doğru cevap", exact=True).fill("0,125")
+    page.get_by_label("Tolerans", exact=True).fill("0.001")
+    _rows(page, "wrong_values", "Yanlış değer", "8")
+    _rows(page, "wrong_values", "İpucu", "Karekökün tersini alın.")
+
+
+def _write_matrix(page) -> None:
+    page.get_by_label("Doğru matris, [[1, 2], [3, 4]] biçiminde").fill("[[1, 2], [3, 4]]")
+    page.get_by_label("Hücre başına tolerans").fill("0.001")
+    _rows(page, "wrong", "Yanlış matris", "[[1, 3], [2, 4]]")
+    _rows(page, "wrong", "İpucu", "Bu devriği.")
+
+
+def _write_ordering(page) -> None:
+    _add_row(page, "steps")
+    _rows(page, "steps", "Kimlik", "scores", "scale", "softmax", exact=True)
+    _rows(page, "steps", "Adım metni", "Skorları hesaplayın", "Ölçekleyin", "Softmax alın")
+    _rows(page, "steps", "Şu adımlardan sonra gelir (kimlikler, virgülle)", "", "scores", "scale")
+
+
+def _answer_single_choice(question) -> None:
+    question.get_by_label("Softmax doymasın diye").check()
+
+
+def _answer_multiple_choice(question) -> None:
+    question.get_by_label("Query", exact=True).check()
+    question.get_by_label("Key", exact=True).check()
+
+
+def _answer_fill_in(question) -> None:
+    question.get_by_label("1. boşluk").fill("K.T")
+
+
+def _answer_matching(question) -> None:
+    question.get_by_role("combobox", name="Query").select_option(label="Ne arıyorum?")
+    question.get_by_role("combobox", name="Key").select_option(label="Bende ne var?")
+
+
+def _answer_numeric(question) -> None:
+    question.get_by_label("Cevabınız").fill("0,125")
+
+
+def _answer_matrix(question) -> None:
+    for row, values in enumerate([["1", "2"], ["3", "4"]], start=1):
+        for col, value in enumerate(values, start=1):
+            question.get_by_label(f"Satır {row}, sütun {col}").fill(value)
+
+
+def _answer_ordering(question) -> None:
+    """Each step to its place with Alt+↑, as a keyboard user orders them."""
+    target = ["Skorları hesaplayın", "Ölçekleyin", "Softmax alın"]
+    for index, text in enumerate(target):
+        step = question.locator("[data-used] [data-step]", has_text=text)
+        step.focus()
+        placed = [t.strip() for t in question.locator("[data-used] .ordering-text").all_inner_texts()]
+        for _ in range(placed.index(text) - index):
+            step.page.keyboard.press("Alt+ArrowUp")
+
+
+# kind: (slug, prompt, its form's fields, a right answer on the lesson page)
+KINDS = {
+    "single_choice": (
+        "tek-secim",
+        "Skorlar neden $\\sqrt{d_k}$ ile bölünür?",
+        _write_single_choice,
+        _answer_single_choice,
+    ),
+    "multiple_choice": (
+        "coklu-secim",
+        "Hangileri bir tokenın vektörüdür?",
+        _write_multiple_choice,
+        _answer_multiple_choice,
+    ),
+    "fill_in": ("bosluk-kod", "Skor matrisini tamamlayın.", _write_fill_in, _answer_fill_in),
+    "matching": ("eslestir", "Rolleri eşleştirin.", _write_matching, _answer_matching),
+    "numeric": ("sayi", "$d_k = 64$ ise $1/\\sqrt{d_k}$ kaçtır?", _write_numeric, _answer_numeric),
+    "matrix": ("matris", "$S = Q K^T$'yi yazın.", _write_matrix, _answer_matrix),
+    "ordering": ("sirala", "Adımları sıraya koyun.", _write_ordering, _answer_ordering),
+}
+
+
+def _write_every_kind(page, folder: str) -> None:
+    from courses.kinds import REGISTRY
+
+    assert set(KINDS) == set(REGISTRY), "a question of every kind in the registry"
+    for kind, (slug, prompt, write, _answer) in KINDS.items():
+        _new_question(page, folder, kind, slug, prompt)
+        write(page)
+        page.get_by_role("button", name="Taslağı kaydet").click()
+        page.wait_for_load_state()
+        assert "Taslak kaydedildi" in page.get_by_role("status").first.inner_text(), (
+            kind,
+            page.inner_text("main"),
+        )
+
+
+def _answer_every_kind(page) -> None:
+    for kind, (slug, _prompt, _write, answer) in KINDS.items():
+        question = page.locator(f"#q-{slug}")
+        answer(question)
+        question.get_by_role("button", name="Cevabımı kontrol et").click()
+        # Code blanks are graded by the grading worker: the page waits for its result.
+        expect(page.locator(f"#q-{slug}")).to_contain_text(
+            "Doğru!", timeout=30_000 if kind == "fill_in" else 10_000
+        )
+
+
 MISCONCEPTION = """
 [[misconceptions]]
 tag = "no-doubling"
@@ -220,7 +391,7 @@ def _type_in_editor(page, text: str, *, replace: bool = False) -> None:
 
 @pytest.mark.sandbox
 @pytest.mark.console_allows(r"status of 400")  # the publish refused before the check answers 400
-def test_an_instructor_creates_a_lesson_and_an_exercise_checks_them_and_a_student_submits(
+def test_an_instructor_creates_a_lesson_every_kind_of_question_and_an_exercise_a_student_answers_them(
     page, teacher, student_page, grading_worker
 ):
     _login(page, "hoca")
@@ -243,7 +414,10 @@ def test_an_instructor_creates_a_lesson_and_an_exercise_checks_them_and_a_studen
     page.get_by_role("button", name="Taslağı kaydet").click()
     page.wait_for_load_state()
 
-    page.get_by_role("link", name="Ana hatlara dön").click()
+    # A question of every kind in the registry, each through its own form.
+    _write_every_kind(page, "03-deger")
+
+    page.goto(page.base_url + "/egitmen/mini/yazarlik/")
     page.locator("#lesson-03-deger").get_by_role("link", name="Yeni alıştırma").click()
     page.get_by_label("Kısa ad (slug)").fill("ikiyle-carp")
     page.get_by_label("Başlık").fill("İkiyle çarp")
@@ -279,6 +453,7 @@ def test_an_instructor_creates_a_lesson_and_an_exercise_checks_them_and_a_studen
     lesson = student_page.locator("article.lesson")
     assert "Ağırlıklar" in lesson.inner_text() and lesson.locator("mfrac").count() == 1
     expect(lesson.locator("table.matrix-table").first).to_be_visible()
+    _answer_every_kind(student_page)  # each right, the code blank graded by the worker
     exercise = student_page.locator("#ex-ikiyle-carp")
     exercise.get_by_role("textbox", name="Kodunuz (NumPy ile Python)").click()
     student_page.keyboard.press("Control+A")
