@@ -3,15 +3,18 @@ outbox row (lti.outbox.ScoreOutbox) to the platform with lti.ags.
 
 A score change (jobs.signals.score_changed, sent where a counted score is stored) becomes an
 outbox row, after its transaction commits, for every LMS link with a grade service in that
-course whose target it touches and whose student came from that link's LMS; for everybody
+course whose target it touches, in the LMS courses the student belongs to (``graded_links``:
+a student of one section never gets a score in another section's column); for everybody
 else it costs one query. The row is sent by a worker under the queue's lease:
 
 - only the newest row of a (link, user) is sent, an older one is marked superseded;
 - the score is read at sending time, the AGS ``timestamp`` is the row's ``changed_at``;
+- the whole send (token, line item, score) ends within SEND_SECONDS, below its lease;
 - no answer, a 5xx, 401 or 429: tried again later, waiting 30 s, 1 min, 2 min… up to an hour
   (``LTI_OUTBOX_RETRY_SECONDS``, ``LTI_OUTBOX_RETRY_MAX_SECONDS``), failing after
-  ``LTI_OUTBOX_MAX_TRIES`` tries; any other 4xx fails at once (the instructor sends it again
-  by hand once the cause is fixed).
+  ``LTI_OUTBOX_MAX_TRIES`` tries (a try: a send that called the platform; "send again" gives
+  them all back); any other 4xx fails at once (the instructor sends it again by hand once
+  the cause is fixed).
 
 What a link scores: a link to a lesson, the student's kept scores of the lesson's items (each
 0–1, best or last answer as the course counts it, as the gradebook and İlerlemem do) out of
@@ -291,7 +294,9 @@ def send_claimed(row_id: int) -> Sent:
     except ags.LineItemBusy as busy:
         # Another student's send of the link makes its line item: this one called nothing.
         when = timezone.now() + timedelta(seconds=BUSY_RETRY_SECONDS)
-        ScoreOutbox.objects.retry_later(row_id, token, when, str(busy), attempts=row.attempts)
+        ScoreOutbox.objects.retry_later(
+            row_id, token, when, str(busy), attempts=row.attempts, last_try_at=row.last_try_at
+        )
         return Sent("later")
     except (PlatformUnreachable, ServiceFailed) as error:
         status = _status(error)

@@ -1,6 +1,6 @@
 """Assignment and Grade Services against the test platform: the link's line item is found or
 made, and a score POST carries its timestamp so the platform keeps only the newest one.
-(The score outbox with its retries is the next step of issue 17.)"""
+(The score outbox that queues and retries these calls: test_lti_outbox.py.)"""
 
 from datetime import timedelta
 
@@ -38,9 +38,18 @@ def test_a_link_without_a_line_item_gets_one_made_once(platform, link):
     ]
     link.refresh_from_db()
     assert link.lineitem_url == url
-    link.lineitem_url = ""  # forgotten: the platform's own line item for the link is found
+    # Forgotten (a launch that named no line item): the platform's own one for the link is found.
+    ResourceLink.objects.filter(pk=link.pk).update(lineitem_url="")
+    link.lineitem_url = ""
     assert lineitem(link, "Dikkat: ilk ders", 10) == url
     assert len(platform.lineitems["lms-course-1"]) == 1
+    assert [r["method"] for r in platform.received if r["path"] == "/ags/lms-course-1/lineitems"] == [
+        "GET",
+        "POST",
+        "GET",
+    ]
+    link.refresh_from_db()
+    assert (link.lineitem_url, link.lineitem_claimed_until) == (url, None)
 
 
 def test_a_score_arrives_and_an_older_one_sent_late_does_not_replace_it(platform, link):
