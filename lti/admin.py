@@ -100,7 +100,10 @@ class MembershipAdmin(admin.ModelAdmin):
 
 @admin.register(ResourceLink)
 class ResourceLinkAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "context", "lesson"]
+    list_display = ["__str__", "context", "lesson", "exercise", "assessment"]
+    list_select_related = ["context", "lesson", "exercise", "assessment"]
+    # Of every course: picked by id, not from a list of them all.
+    raw_id_fields = ["lesson", "exercise", "assessment"]
 
 
 @admin.register(ToolKey)
