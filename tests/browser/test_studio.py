@@ -200,9 +200,23 @@ def test_the_authoring_pages_fit_a_phone_and_have_no_serious_accessibility_viola
                     assert page.locator("#regrade-heading").is_visible()
                 scroll = page.evaluate("() => document.documentElement.scrollWidth")
                 assert scroll <= width, f"{path} scrolls sideways at {width} px"
+                _nav_tools_sit_together(page, width)
                 found += [f"{path} [{language}, {width}]: {v}" for v in serious_violations(page)]
                 page.screenshot(path=str(SHOTS / f"{name}-{language}-{width}.png"), full_page=True)
     assert not found, "\n".join(found)
+
+
+def _nav_tools_sit_together(page, width: int) -> None:
+    """The navigation's tools ("Yeni yanılgı adayları", "LMS bağlantıları") share one line: at
+    the right of the breadcrumbs on a wide screen, at the start of a line of their own on a phone."""
+    nav = page.locator("nav.breadcrumbs").bounding_box()
+    crumb = page.locator("nav.breadcrumbs > a").first.bounding_box()
+    tools = [tool.bounding_box() for tool in page.locator("nav.breadcrumbs > .nav-tool").all()]
+    assert len(tools) == 2 and abs(tools[0]["y"] - tools[1]["y"]) < 2, tools
+    if width >= 1280:
+        assert abs(tools[0]["y"] - crumb["y"]) < 2 and abs(tools[1]["x"] + tools[1]["width"] - nav["x"] - nav["width"]) < 2
+    else:
+        assert tools[0]["y"] > crumb["y"] + crumb["height"] - 2 and abs(tools[0]["x"] - crumb["x"]) < 2
 
 
 # -- one question of each kind, written through its form and answered by a student ----------------
