@@ -250,7 +250,7 @@ def test_a_changed_option_text_alone_keeps_every_answers_score(
     page = _publish(client, run_queue)
 
     offer = _offers(page)
-    assert "2 notlandırılmış cevabı yeni cevaplarla da aynı puanı alır" in offer, offer
+    assert "2 notlandırılmış cevap yeni cevaplarla da aynı puanı alır" in offer, offer
 
 
 def test_changing_an_exercises_grading_offers_the_regrade_of_its_submissions(
