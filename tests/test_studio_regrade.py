@@ -6,15 +6,19 @@ Declining keeps every old score."""
 
 import html
 import re
+from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.urls import reverse
+from django.utils import timezone
 
 from courses.models import Attempt, Enrollment
 from courses.progress import course_progress
 from courses.selftest import submit_answer
 from grader.models import Submission, Verdict
 from jobs.signals import score_changed
+from jobs.sweeper import sweep
 from studio import drafts, structure
 from studio.models import AnswerRegradeItem
 
@@ -229,6 +233,17 @@ def test_code_blank_answers_are_graded_again_by_a_grading_worker(
     assert AnswerRegradeItem.objects.get().status == "queued"
     assert "grading worker" not in (page := html.unescape(client.get(response.url).text))
     assert "korumalı alanda notlandırıyor" in page, page
+    # Its worker is lost again and again: the sweeper gives up, and the answer keeps its grade.
+    item = AnswerRegradeItem.objects.get()
+    for _lost in range(settings.GRADING_MAX_TRIES):
+        assert AnswerRegradeItem.objects.claim(item.pk, timedelta(minutes=5))
+        AnswerRegradeItem.objects.filter(pk=item.pk).update(lease_expires_at=timezone.now())
+        sweep(timezone.now() + timedelta(seconds=1))
+    assert AnswerRegradeItem.objects.get().status == "failed"
+    page = html.unescape(client.get(response.url).text)
+    assert "Notlandırıcı bazı cevaplarda hata verdi; bu cevaplar eski puanlarını korur." in page, page
+    assert list(Attempt.objects.values_list("score", "correct")) == [(1.0, True)] and not score_changes
+    assert client.post(response.url).status_code == 302  # "Yeniden dene"
     run_queue()
     assert list(Attempt.objects.values_list("score", "correct")) == [(0.0, False)]
     assert score_changes == [[student.pk]]
