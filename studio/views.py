@@ -279,6 +279,15 @@ def publish_status(request: HttpRequest, course_slug: str, result_id) -> HttpRes
 def _publish_page(request: HttpRequest, course: Course, result, error: str = "") -> HttpResponse:
     outcome = result.return_value if result.status == TaskResultStatus.SUCCESSFUL else None
     offers = (outcome or {}).get("regrade") or []
+    regrades = course.answer_regrades.filter(publish_id=result.id)
+    regraded = set(
+        AnswerRegradeItem.objects.filter(regrade__in=regrades).values_list(
+            "attempt__question__slug", flat=True
+        )
+    )
+    question_offers = [
+        {**offer, "regraded": offer["slug"] in regraded} for offer in offers if offer["kind"] == "question"
+    ]
     context = {
         "course": course,
         "here": _("Publish"),
@@ -287,8 +296,9 @@ def _publish_page(request: HttpRequest, course: Course, result, error: str = "")
         "failed": result.status == TaskResultStatus.FAILED,
         "outcome": outcome,
         "exercise_offers": [offer for offer in offers if offer["kind"] == "exercise"],
-        "question_offers": [offer for offer in offers if offer["kind"] == "question"],
-        "answer_regrades": course.answer_regrades.filter(publish_id=result.id),
+        "question_offers": question_offers,
+        "to_regrade": any(not offer["regraded"] for offer in question_offers),
+        "answer_regrades": regrades,
         "error": error,
     }
     return render(request, "studio/publish_status.html", context, status=400 if error else 200)

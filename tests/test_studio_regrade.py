@@ -171,9 +171,11 @@ def test_taking_the_offer_grades_the_answers_again_and_the_students_progress_fol
     client.force_login(ayse)
     lesson = html.unescape(client.get(answered.lesson.get_absolute_url()).text)
     assert "Doğru!" not in lesson
-    # The publish page links to what the regrade did.
+    # The publish page links to what the regrade did and offers it no more.
     client.force_login(teacher)
-    assert response.url in client.get(publish_url).text
+    offer = _offers(html.unescape(client.get(publish_url).text))
+    assert response.url in offer and 'name="question"' not in offer
+    assert "Cevapları yeni cevaplara göre yeniden notlandırıldı." in offer, offer
 
 
 def test_a_regrade_needs_a_question_the_publish_offered(client, mini_course, teacher, answered, run_queue):
