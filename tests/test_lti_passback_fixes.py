@@ -124,7 +124,7 @@ def test_a_send_finding_another_making_the_column_waits_without_a_try_and_comes_
     monkeypatch.setattr(passback, "SEND_SECONDS", 1)
     started = time.monotonic()
     assert passback.send_claimed(row().pk).outcome == "later"
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 3
     waiting = row()
     assert (waiting.delivery, waiting.attempts, waiting.last_try_at) == ("pending", 0, None)
     assert waiting.next_try_at < timezone.now() + timedelta(seconds=5)  # soon, not after a back-off
@@ -186,7 +186,7 @@ def test_a_student_the_roster_no_longer_lists_in_a_section_gets_no_score_there(s
 
 
 def test_a_send_ends_within_its_time_budget_while_the_lms_holds_the_score(student, lms, monkeypatch):
-    monkeypatch.setattr(passback, "SEND_SECONDS", 2)
+    monkeypatch.setattr(passback, "SEND_SECONDS", 3)
     answer(student, "a")
     lms.hold_scores.clear()  # the LMS takes the score request and does not answer (15 s per call)
     try:
@@ -197,7 +197,7 @@ def test_a_send_ends_within_its_time_budget_while_the_lms_holds_the_score(studen
         lms.hold_scores.set()
     assert lms.score_held.is_set()  # the score call was made and waited on
     assert sent.outcome == "later"
-    assert 1.5 < took < 2.8  # the send's budget, far below one call's own 15 s
+    assert 2.5 < took < 5  # the send's budget (and storing the result), far below one call's 15 s
     waiting = row()
     assert (waiting.delivery, waiting.attempts) == ("pending", 1)
     assert "took longer than" in waiting.last_error
