@@ -150,9 +150,8 @@ def test_the_authoring_pages_fit_a_phone_and_have_no_serious_accessibility_viola
     run_queue()
     from studio import answer_regrade
 
-    regrade = answer_regrade.start(
-        course, [course.questions.get(slug="first-choice")], teacher, publish_id=published.result_id
-    )
+    # A regrade's page (not tied to the publish, whose page then still shows its offer).
+    regrade = answer_regrade.start(course, [course.questions.get(slug="first-choice")], teacher)
     drafts.save_draft(course, lesson, drafts.read_text(course, lesson) + "\nTaslak $y$.\n", teacher)
     from studio import structure
     from studio.models import ExerciseCheck, folder_digest
@@ -198,6 +197,7 @@ def test_the_authoring_pages_fit_a_phone_and_have_no_serious_accessibility_viola
                     page.locator("details summary").first.click()
                 if name == "publish":
                     assert page.locator("#regrade-heading").is_visible()
+                    assert page.locator("input[name=question]").is_checked()
                 scroll = page.evaluate("() => document.documentElement.scrollWidth")
                 assert scroll <= width, f"{path} scrolls sideways at {width} px"
                 _nav_tools_sit_together(page, width)
@@ -214,7 +214,10 @@ def _nav_tools_sit_together(page, width: int) -> None:
     tools = [tool.bounding_box() for tool in page.locator("nav.breadcrumbs > .nav-tool").all()]
     assert len(tools) == 2 and abs(tools[0]["y"] - tools[1]["y"]) < 2, tools
     if width >= 1280:
-        assert abs(tools[0]["y"] - crumb["y"]) < 2 and abs(tools[1]["x"] + tools[1]["width"] - nav["x"] - nav["width"]) < 2
+        assert (
+            abs(tools[0]["y"] - crumb["y"]) < 2
+            and abs(tools[1]["x"] + tools[1]["width"] - nav["x"] - nav["width"]) < 2
+        )
     else:
         assert tools[0]["y"] > crumb["y"] + crumb["height"] - 2 and abs(tools[0]["x"] - crumb["x"]) < 2
 
