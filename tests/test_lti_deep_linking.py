@@ -226,3 +226,11 @@ def test_an_exercise_or_assessment_of_another_course_is_ignored(platform, linked
     assert response["Location"] == "/kurs/mini/"
     assert not ResourceLink.objects.filter(exercise__isnull=False).exists()
     assert not ResourceLink.objects.filter(assessment__isnull=False).exists()
+
+
+def test_an_assessment_with_a_pool_asks_for_a_column_worth_what_each_student_draws(platform, linked, client):
+    Assessment.objects.filter(slug="odev").update(
+        items=[{"pool": ["first-choice", "attn"], "pick": 2, "points": 1.5}]
+    )
+    item = pick(client, platform, "assessment:odev")
+    assert item["lineItem"]["scoreMaximum"] == 3.0  # two drawn items of 1.5 points
