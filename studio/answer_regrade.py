@@ -133,6 +133,8 @@ def regrade_answer(item_id: int) -> str:
             item_id, token, new_score=grade.score, new_correct=grade.correct
         ):
             return "stale"
+        # Compared with the answer as it is now (another regrade may have stored a grade meanwhile).
+        attempt = Attempt.objects.select_for_update().select_related("variant").get(pk=attempt.pk)
         scored, shown = _store(attempt, grade, variant)
         if scored:
             send_score_changed(Attempt, [attempt.user_id], question.course_id, question.lesson_id)
