@@ -6,7 +6,9 @@ Declining keeps every old score."""
 
 import html
 import re
+import shutil
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -306,3 +308,45 @@ def test_changing_an_exercises_grading_offers_the_regrade_of_its_submissions(
     started = client.post(action)
     assert started.status_code == 302
     assert exercise.regrades.get().items.get().submission_id == submission.pk
+
+
+def test_a_question_with_variants_is_regraded_on_each_students_own_current_variant(
+    client, make_user, tmp_path, run_queue
+):
+    from courses.importer import import_course
+    from courses.models import Course, Question
+
+    shutil.copytree(Path(__file__).parent / "fixtures" / "variants", tmp_path / "variants")
+    import_course(tmp_path / "variants")
+    course = Course.objects.get(slug="varyant")
+    hoca = make_user("hoca")
+    course.instructors.add(hoca)
+    students = [make_user(f"ogrenci{n}") for n in range(3)]
+    asked = {}
+    for student in students:
+        Enrollment.objects.create(user=student, course=course)
+        question = Question.objects.get(course=course, slug="scale-factor").ask_for(student)
+        asked[student.pk] = question.asked_variant
+        # The square root, not its inverse: wrong today.
+        submit_answer(student, question, {"value": str(question.asked_variant.params["root"])})
+    assert set(Attempt.objects.values_list("score", flat=True)) == {0.0}
+    # The question now asks for the square root itself.
+    path = "01-scores/questions.toml"
+    text = drafts.read_text(course, path)
+    text = text.replace('answer = "{{ factor }}"', 'answer = "{{ root }}"', 1)
+    text = text.replace('value = "{{ root }}"', 'value = "{{ factor }}"', 1)
+    drafts.save_draft(course, path, text, hoca)
+    client.force_login(hoca)
+    published = client.post(reverse("studio:publish", args=["varyant"]))
+    run_queue()
+    assert "scale-factor" in _offers(html.unescape(client.get(published.url).text))
+
+    response = client.post(published.url + "yeniden-notlandir/", {"question": ["scale-factor"]})
+
+    assert response.status_code == 302
+    for attempt in Attempt.objects.select_related("variant"):
+        before = asked[attempt.user_id]
+        assert (attempt.score, attempt.correct) == (1.0, True)
+        # Graded on the variant the student is asked now: the same number, its new version.
+        assert attempt.variant.current and attempt.variant.index == before.index
+        assert attempt.variant_id != before.pk and attempt.variant.params == before.params
