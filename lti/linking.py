@@ -319,7 +319,12 @@ def land(launch: Launch) -> Landing:
                     role = LEARNER  # an enrolled student stays one
             else:
                 revoke_instructor(context, [user.pk])
-                Enrollment.objects.get_or_create(user=user, course=course)
+                # Someone who still teaches the course (rights given in Dikkat, or by another
+                # LMS course) is not made its student: Moodle's "switch role to student" sends
+                # a teacher's launch as a learner's, and an enrolment would stop the LMS from
+                # ever making them an instructor again (grant_instructor).
+                if not course.instructors.filter(pk=user.pk).exists():
+                    Enrollment.objects.get_or_create(user=user, course=course)
         link = None
         link_claim = launch.claim("resource_link")
         if isinstance(link_claim, dict) and link_claim.get("id"):

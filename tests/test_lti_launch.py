@@ -177,6 +177,26 @@ def test_a_clock_a_little_ahead_is_accepted(platform, linked, client):
     assert response.status_code == 302 and response["Location"] == "/kurs/mini/"
 
 
+def test_a_teacher_of_the_course_launching_as_a_learner_is_not_made_its_student(
+    platform, linked, client, make_user
+):
+    # hoca teaches the course in Dikkat; the administrator linked her LMS account to her account.
+    # Viewing the LMS course as a student (Moodle's "switch role"), she launches as a learner.
+    hoca = make_user("hoca")
+    linked.instructors.add(hoca)
+    LtiUser.objects.create(
+        platform=Platform.objects.get(), issuer=platform.issuer, sub="teacher-2", user=hoca
+    )
+    response = run_launch(client, platform, Launch(sub="teacher-2", roles=[LEARNER]))
+    assert response.status_code == 302 and response["Location"] == "/kurs/mini/"
+    assert linked.is_instructor(hoca)
+    assert not Enrollment.objects.filter(user=hoca, course=linked).exists()
+    client.logout()
+    # Her next launch as the LMS course's instructor still makes her its instructor here.
+    response = run_launch(client, platform, Launch(sub="teacher-2", roles=[INSTRUCTOR]))
+    assert client.session["lti"]["role"] == "instructor"
+
+
 # --- hostile launches ----------------------------------------------------------------------
 
 
