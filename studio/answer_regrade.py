@@ -134,7 +134,7 @@ def regrade_answer(item_id: int) -> str:
         ):
             return "stale"
         # Compared with the answer as it is now (another regrade may have stored a grade meanwhile).
-        attempt = Attempt.objects.select_for_update().select_related("variant").get(pk=attempt.pk)
+        attempt = Attempt.objects.select_for_update(of=("self",)).select_related("variant").get(pk=attempt.pk)
         scored, shown = _store(attempt, grade, variant)
         if scored:
             send_score_changed(Attempt, [attempt.user_id], question.course_id, question.lesson_id)

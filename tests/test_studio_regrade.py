@@ -24,7 +24,8 @@ from jobs.sweeper import sweep
 from studio import drafts, structure
 from studio.models import AnswerRegradeItem
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# queue: also run on PostgreSQL (the workers lock the answers they store grades in).
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.queue]
 
 QUESTIONS = "01-first/questions.toml"
 FOLDER = "02-second/ikiyle-carp"
@@ -208,6 +209,7 @@ inputs = { x = 3 }
 """
 
 
+@pytest.mark.sandbox
 def test_code_blank_answers_are_graded_again_by_a_grading_worker(
     client, mini_course, teacher, make_user, run_queue, score_changes
 ):
