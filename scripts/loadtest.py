@@ -474,6 +474,9 @@ def sign_up(students: list[Student]) -> list[Student]:
     return [s for s, problem in zip(students, problems, strict=True) if problem is None]
 
 
+KILL_WAIT = 30.0  # seconds a kill may wait for work in flight
+
+
 def rush(
     args: argparse.Namespace, students: list[Student], marker: str
 ) -> tuple[CpuAccount, float, list[str]]:
@@ -493,12 +496,14 @@ def rush(
         time.sleep(0.5)
         account.sample()
         now = time.monotonic()
-        if kill_at and now >= kill_at[0]:
+        waiting = sum(1 for j in jobs if j.id is not None and j.seen is None)
+        # A kill when nothing is in flight proves nothing: it waits (up to KILL_WAIT) for work
+        # sent and not yet seen graded, which a killed worker may be holding.
+        if kill_at and now >= kill_at[0] and (waiting or now >= kill_at[0] + KILL_WAIT):
             kill_at.pop(0)
             victims = grading_workers(marker)
             for pid in victims:
                 os.kill(pid, signal.SIGKILL)
-            waiting = sum(1 for j in jobs if j.id is not None and j.seen is None)
             notes.append(
                 f"{now - start:4.0f} s: {len(victims)} grading workers killed, {waiting} awaiting a verdict"
             )
