@@ -309,9 +309,21 @@ def land(launch: Launch) -> Landing:
         ):
             LtiContext.objects.filter(pk=context.pk).update(memberships_url=url[:1000])
             context.memberships_url = url[:1000]
-        Membership.objects.filter(context=context, sub=launch.claims["sub"], user__isnull=True).update(
-            user=user
-        )
+        # The launch shows the user is a member of this LMS course now: grade passback goes to
+        # the LMS courses a student is a member of (one section's scores stay in its columns),
+        # also before any roster was read. The next roster sync may still drop them.
+        sub = str(launch.claims["sub"])
+        if not Membership.objects.filter(context=context, sub=sub).update(user=user, dropped_at=None):
+            Membership.objects.get_or_create(
+                context=context,
+                sub=sub,
+                defaults={
+                    "user": user,
+                    "role": role,
+                    "name": str(launch.claims.get("name") or "")[:255],
+                    "email": user.email,
+                },
+            )
         course = context.course
         if course is not None:
             if role == INSTRUCTOR:

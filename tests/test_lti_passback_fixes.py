@@ -182,6 +182,16 @@ def test_a_student_the_roster_no_longer_lists_in_a_section_gets_no_score_there(s
     assert [(s["userId"], s["lineitem"], s["scoreGiven"]) for s in lms.scores] == [("ayse", "link-a", 0.0)]
 
 
+def test_before_any_roster_is_read_a_students_launch_says_which_section_is_theirs(sections, run_queue):
+    lms = sections
+    ayse = launch(lms, "ayse", context="lms-course-1", link="link-a")
+    launch(lms, "burak", context="lms-course-2", link="link-b")
+    answer(ayse, "a")
+    run_queue()
+    assert [(s["userId"], s["lineitem"]) for s in lms.scores] == [("ayse", "link-a")]
+    assert not [r for r in lms.received if r["path"].startswith("/ags/lms-course-2/")]
+
+
 # --- one time budget for a send, below its lease -----------------------------------------------
 
 
