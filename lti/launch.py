@@ -104,8 +104,8 @@ def _may_fetch_jwks(platform: Platform) -> bool:
     UPDATE, so two processes do not both fetch."""
     now = timezone.now()
     since = now - timedelta(seconds=settings.LTI_JWKS_REFETCH_INTERVAL)
-    due = models.Q(jwks_fetched_at__isnull=True) | models.Q(jwks_fetched_at__lte=since)
-    return bool(Platform.objects.filter(due, pk=platform.pk).update(jwks_fetched_at=now))
+    due = models.Q(jwks_tried_at__isnull=True) | models.Q(jwks_tried_at__lte=since)
+    return bool(Platform.objects.filter(due, pk=platform.pk).update(jwks_tried_at=now))
 
 
 def _fetch_jwks(platform: Platform) -> dict:

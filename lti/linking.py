@@ -209,6 +209,29 @@ def decline_link(context: LtiContext, approver: User) -> bool:
     return bool(declined)
 
 
+def unlink(context: LtiContext, user: User) -> bool:
+    """An instructor of the linked course (or staff) undoes an LMS course's link: its students
+    can no longer enter through it, and the instructor rights it gave are taken back (rights
+    given in Dikkat itself stay; work and enrolments stay). The LMS course may ask again."""
+    course = context.course
+    if course is None or not may_link_at_once(user, course):
+        return False
+    with transaction.atomic():
+        granted = list(
+            InstructorGrant.objects.filter(context=context, revoked_at__isnull=True).values_list(
+                "user_id", flat=True
+            )
+        )
+        revoke_instructor(context, granted)
+        unlinked = LtiContext.objects.filter(pk=context.pk, course=course).update(
+            course=None, requested_course=None, requested_at=None, approved_by=None, linked_at=None
+        )
+        context.refresh_from_db()
+    if unlinked:
+        logger.info("LTI: %s unlinked LMS course %s from %s", user.username, context, course.slug)
+    return bool(unlinked)
+
+
 def grant_instructor(context: LtiContext, user: User) -> bool:
     """The LMS says `user` teaches `context`: make them an instructor of its linked course, and
     record that LTI did (so that LTI can take it back). False, and nothing changes, when they

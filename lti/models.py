@@ -64,6 +64,9 @@ class Platform(models.Model):
     # The platform's public keys as last fetched from jwks_url (refetched once for an unknown kid).
     jwks = models.JSONField(_("platform keys"), default=dict, blank=True, editable=False)
     jwks_fetched_at = models.DateTimeField(_("keys fetched"), null=True, blank=True, editable=False)
+    # The last time a launch asked for the key set, fetched or not: the refetch limit's clock (a
+    # failed fetch must not make the old key set look fresh).
+    jwks_tried_at = models.DateTimeField(_("keys last asked for"), null=True, blank=True, editable=False)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
     class Meta:

@@ -44,6 +44,7 @@ from .linking import (
     linkable_courses,
     may_link_at_once,
     request_link,
+    unlink,
 )
 from .middleware import SESSION_KEY, cross_site_cookie
 from .models import LtiContext, LtiUser, Platform, RegistrationInvite, ToolKey
@@ -406,10 +407,24 @@ def roster(request: AuthenticatedRequest, context_pk: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def course_links(request: AuthenticatedRequest, slug: str) -> HttpResponse:
     """The LMS courses of a Dikkat course, for its instructors: those that ask to be linked to
-    it (approve or decline) and those linked (with their rosters)."""
+    it (approve or decline) and those linked (with their rosters; unlink)."""
     course = Course.objects.filter(slug=slug).first()
     if course is None or not may_link_at_once(request.user, course):
         raise Http404
+    if request.method == "POST" and request.POST.get("action") == "unlink":
+        linked = LtiContext.objects.filter(pk=request.POST.get("context") or 0, course=course).first()
+        if linked is not None and unlink(linked, request.user):
+            messages.success(
+                request,
+                _(
+                    "“%(lms)s” no longer opens “%(course)s”: its students cannot enter through it, and the "
+                    "instructor rights it gave were taken back. Their work stays."
+                )
+                % {"lms": linked, "course": course},
+            )
+        else:
+            messages.error(request, _("This LMS course is no longer linked."))
+        return redirect("lti:course_links", slug=course.slug)
     if request.method == "POST":
         context = LtiContext.objects.filter(
             pk=request.POST.get("context") or 0, requested_course=course, course__isnull=True

@@ -125,3 +125,34 @@ def test_a_request_for_another_course_cannot_be_answered_from_this_courses_page(
     assert "Bu istek artık açık değil." in text_of(response)
     request_waits.refresh_from_db()
     assert request_waits.course is None and request_waits.requested_course == mini_course
+
+
+def test_an_instructor_unlinks_an_approved_lms_course_and_its_rights_and_entry_end(
+    request_waits, mini_course, make_user, platform
+):
+    hoca = make_user("hoca")
+    mini_course.instructors.add(hoca)
+    browser = browser_of(hoca)
+    browser.post(PAGE, {"context": request_waits.pk, "action": "approve"})
+    asker = LtiUser.objects.get(sub="teacher-1").user
+    assert mini_course.is_instructor(asker)
+
+    # Someone else posting the form changes nothing.
+    stranger = browser_of(make_user("stranger"))
+    assert stranger.post(PAGE, {"context": request_waits.pk, "action": "unlink"}).status_code == 404
+    response = browser.post(PAGE, {"context": request_waits.pk, "action": "unlink"}, follow=True)
+    assert "“Dikkat 101 (LMS)” artık “Mini kurs” kursunu açmıyor" in text_of(response)
+    assert "Bu kursu henüz hiçbir LMS kursu açmıyor." in text_of(response)
+    request_waits.refresh_from_db()
+    assert request_waits.course is None and not request_waits.awaits_approval
+    assert not mini_course.is_instructor(asker)  # the rights the link gave are taken back
+    assert mini_course.is_instructor(hoca)  # rights given in Dikkat stay
+    assert InstructorGrant.objects.get(user=asker, context=request_waits).revoked_at is not None
+    again = browser.post(PAGE, {"context": request_waits.pk, "action": "unlink"}, follow=True)
+    assert "Bu LMS kursu artık bağlı değil." in text_of(again)
+
+    # A student of the LMS course can no longer enter through it.
+    from lti_platform import LEARNER
+
+    refused = run_launch(Client(), platform, Launch(sub="student-1", roles=[LEARNER]))
+    assert refused.status_code == 403

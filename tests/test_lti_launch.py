@@ -149,9 +149,8 @@ def test_an_email_of_an_existing_dikkat_account_does_not_log_into_it(platform, l
 
 def test_a_platform_that_rotated_its_key_is_fetched_again_once(platform, linked, client, settings):
     # The key set was fetched at the first launch; a minute later a new kid fetches it again.
-    Platform.objects.update(
-        jwks_fetched_at=timezone.now() - timedelta(seconds=settings.LTI_JWKS_REFETCH_INTERVAL)
-    )
+    a_while_ago = timezone.now() - timedelta(seconds=settings.LTI_JWKS_REFETCH_INTERVAL)
+    Platform.objects.update(jwks_fetched_at=a_while_ago, jwks_tried_at=a_while_ago)
     requests_before = platform.jwks_requests
     platform.rotate_key(keep_old=False)
     response = run_launch(client, platform, Launch(sub="student-1", roles=[LEARNER]))
@@ -258,9 +257,8 @@ def test_expired_token_is_refused(platform, linked, client, caplog):
 def test_token_signed_by_a_key_the_platform_does_not_publish_is_refused(
     platform, linked, client, caplog, settings
 ):
-    Platform.objects.update(
-        jwks_fetched_at=timezone.now() - timedelta(seconds=settings.LTI_JWKS_REFETCH_INTERVAL)
-    )
+    a_while_ago = timezone.now() - timedelta(seconds=settings.LTI_JWKS_REFETCH_INTERVAL)
+    Platform.objects.update(jwks_fetched_at=a_while_ago, jwks_tried_at=a_while_ago)
     requests_before = platform.jwks_requests
     launch = Launch(sub="student-1", roles=[LEARNER], key=SigningKey())
     with caplog.at_level(logging.WARNING, logger="lti"):
@@ -284,11 +282,26 @@ def test_unknown_kids_within_the_refetch_interval_do_not_fetch_the_key_set_again
             assert_refused(response, caplog, "fetched less than 60 s ago, not again", "doğrulayamadı")
     assert platform.jwks_requests == requests_before
     # Once the interval has passed, the platform's real new key is fetched, once.
-    Platform.objects.update(jwks_fetched_at=timezone.now() - timedelta(seconds=60))
+    a_minute_ago = timezone.now() - timedelta(seconds=60)
+    Platform.objects.update(jwks_fetched_at=a_minute_ago, jwks_tried_at=a_minute_ago)
     platform.rotate_key(keep_old=False)
     response = run_launch(client, platform, Launch(sub="student-1", roles=[LEARNER]))
     assert response.status_code == 302 and response["Location"] == "/kurs/mini/"
     assert platform.jwks_requests == requests_before + 1
+
+
+def test_a_failed_key_set_fetch_does_not_make_the_old_keys_look_fresh(
+    platform, linked, client, caplog, settings
+):
+    long_ago = timezone.now() - timedelta(seconds=settings.LTI_JWKS_MAX_AGE + 60)
+    Platform.objects.update(jwks_fetched_at=long_ago, jwks_tried_at=long_ago)
+    Platform.objects.update(jwks_url=platform.url + "/no-such-key-set")
+    with caplog.at_level(logging.WARNING, logger="lti"):
+        response = run_launch(client, platform, Launch(sub="student-1", roles=[LEARNER]))
+    assert_refused(response, caplog, "key set could not be fetched", "doğrulayamadı")
+    stored = Platform.objects.get()
+    assert stored.jwks_fetched_at == long_ago  # still stale: the next launch a minute on tries again
+    assert stored.jwks_tried_at > long_ago  # but not before then
 
 
 def test_token_signed_by_another_key_under_a_published_kid_is_refused(platform, linked, client, caplog):

@@ -56,3 +56,84 @@ def test_accounts_go_to_their_issuers_platform_and_keys_get_encrypted():
     assert key.private_pem.startswith("-----BEGIN ENCRYPTED PRIVATE KEY-----")
     assert "PRIVATE KEY" in plain and plain not in key.private_pem
     assert key.private_key().private_numbers() == private.private_numbers()
+
+
+def test_links_made_before_approvals_are_judged_by_todays_rules():
+    old = migrate([("lti", "0006_lineitem_claim")])
+    try:
+        users = old.get_model("auth", "User").objects
+        course = old.get_model("courses", "Course").objects.create(slug="eski", title="Eski kurs")
+        platform = old.get_model("lti", "Platform").objects.create(
+            issuer="https://lms.example",
+            client_id="one",
+            jwks_url="https://lms.example/jwks",
+            auth_url="https://lms.example/auth",
+            token_url="https://lms.example/token",
+        )
+        accounts = old.get_model("lti", "LtiUser").objects
+        contexts = old.get_model("lti", "LtiContext").objects
+
+        def lms_account(sub):  # made by a launch: no usable password
+            user = users.create(username=f"lms-{sub}", password="!unusable")
+            accounts.create(platform=platform, issuer=platform.issuer, sub=sub, user=user)
+            return user
+
+        # An LMS instructor linked their own LMS course and so became an instructor here.
+        stranger = lms_account("stranger")
+        course.instructors.add(stranger)
+        contexts.create(platform=platform, context_id="own", course=course, linked_by=stranger)
+        # Staff linked another LMS course; its LMS teacher became an instructor through it.
+        staff = users.create(username="staff", is_staff=True, password="pbkdf2_sha256$x")
+        teacher = lms_account("teacher")
+        course.instructors.add(teacher)
+        kept = contexts.create(platform=platform, context_id="section-a", course=course, linked_by=staff)
+        # A Dikkat instructor with a password (rights given in Dikkat) stays one.
+        hoca = users.create(username="hoca", password="pbkdf2_sha256$x")
+        course.instructors.add(hoca)
+    finally:
+        new = migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+    contexts = new.get_model("lti", "LtiContext").objects
+    grants = new.get_model("lti", "InstructorGrant").objects
+    course = new.get_model("courses", "Course").objects.get(slug="eski")
+    own = contexts.get(context_id="own")
+    assert own.course_id is None and own.requested_course_id == course.pk  # waits for approval
+    assert contexts.get(pk=kept.pk).approved_by_id == staff.pk and contexts.get(pk=kept.pk).course_id
+    # Which LMS course made an account an instructor was not recorded: while an old link of the
+    # course waits, launch-made instructors lose their rights (their next launch through the link
+    # that holds gives them back); rights given in Dikkat stay.
+    assert set(course.instructors.values_list("username", flat=True)) == {"hoca"}
+    assert grants.get(context=own, user_id=stranger.pk).revoked_at is not None
+
+
+def test_old_links_that_hold_grant_what_launches_gave_so_the_roster_can_take_it_back():
+    old = migrate([("lti", "0006_lineitem_claim")])
+    try:
+        users = old.get_model("auth", "User").objects
+        course = old.get_model("courses", "Course").objects.create(slug="eski", title="Eski kurs")
+        platform = old.get_model("lti", "Platform").objects.create(
+            issuer="https://lms.example",
+            client_id="one",
+            jwks_url="https://lms.example/jwks",
+            auth_url="https://lms.example/auth",
+            token_url="https://lms.example/token",
+        )
+        teacher = users.create(username="lms-teacher", password="!unusable")
+        old.get_model("lti", "LtiUser").objects.create(
+            platform=platform, issuer=platform.issuer, sub="teacher", user=teacher
+        )
+        course.instructors.add(teacher)
+        hoca = users.create(username="hoca", password="pbkdf2_sha256$x")
+        course.instructors.add(hoca)
+        kept = old.get_model("lti", "LtiContext").objects.create(
+            platform=platform, context_id="section-a", course=course, linked_by=hoca
+        )
+    finally:
+        new = migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+    context = new.get_model("lti", "LtiContext").objects.get(pk=kept.pk)
+    course = new.get_model("courses", "Course").objects.get(slug="eski")
+    assert (context.course_id, context.approved_by_id) == (course.pk, hoca.pk)  # linked by its teacher
+    assert set(course.instructors.values_list("username", flat=True)) == {"hoca", "lms-teacher"}
+    grants = new.get_model("lti", "InstructorGrant").objects
+    assert list(grants.values_list("user_id", "revoked_at")) == [(teacher.pk, None)]
