@@ -121,8 +121,10 @@ def register(invite: RegistrationInvite, openid_configuration: str, registration
         if not isinstance(config, dict):
             raise _failed("its OpenID configuration is not a JSON object")
         issuer = _web_url(config.get("issuer"), "issuer")
-        if _origin(issuer) != _origin(openid_configuration):
-            raise _failed(f"the issuer {issuer!r} is not the origin of its OpenID configuration's address")
+        # Hosted Canvas's issuer (https://canvas.instructure.com) is not the school's address
+        # the configuration comes from; anyone holding an invite could also name any issuer.
+        # Such a registration is stored, inactive, for the administrator to check.
+        elsewhere = _origin(issuer) != _origin(openid_configuration)
         urls = {
             name: _web_url(config.get(name), name)
             for name in ("authorization_endpoint", "token_endpoint", "jwks_uri", "registration_endpoint")
@@ -154,7 +156,7 @@ def register(invite: RegistrationInvite, openid_configuration: str, registration
                     token_url=urls["token_endpoint"],
                     jwks_url=urls["jwks_uri"],
                     course=invite.course,
-                    active=not known_issuer,
+                    active=not known_issuer and not elsewhere,
                 )
                 if isinstance(deployment_id, str) and deployment_id:
                     Deployment.objects.create(platform=platform, deployment_id=deployment_id[:255])
@@ -166,11 +168,16 @@ def register(invite: RegistrationInvite, openid_configuration: str, registration
     except RegistrationFailed:
         invite.release(expires_at)
         raise
+    why_inactive = (
+        f"the issuer is not the origin of its OpenID configuration's address {openid_configuration}"
+        if elsewhere
+        else "the issuer was known"
+    )
     logger.info(
         "LTI platform registered: %s client %s deployment %s%s",
         issuer,
         client_id,
         deployment_id,
-        "" if platform.active else " (inactive: the issuer was known; an administrator activates it)",
+        "" if platform.active else f" (inactive: {why_inactive}; an administrator activates it)",
     )
     return platform

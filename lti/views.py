@@ -225,7 +225,8 @@ def register(request: HttpRequest, token: str) -> HttpResponse:
         logger.warning("LTI dynamic registration refused: %s", failure.reason)
         response = render(request, "lti/registered.html", {"message": failure.message}, status=403)
     else:
-        response = render(request, "lti/registered.html", {"platform": platform})
+        known = Platform.objects.filter(issuer=platform.issuer).exclude(pk=platform.pk).exists()
+        response = render(request, "lti/registered.html", {"platform": platform, "issuer_known": known})
     response.lti_frame_ancestors = lms_origin  # type: ignore[attr-defined]
     return response
 

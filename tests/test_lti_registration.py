@@ -131,15 +131,22 @@ def test_a_new_client_of_a_known_issuer_waits_inactive_and_cannot_launch(lms, cl
     assert "Dikkat'e kayıtlı değil" in html.unescape(response.content.decode())
 
 
-def test_an_issuer_that_is_not_the_configurations_origin_is_refused(lms, client, caplog):
+def test_an_issuer_that_is_not_the_configurations_origin_waits_inactive_for_the_administrator(
+    lms, client, caplog, mini_course
+):
+    # Hosted Canvas: the issuer is https://canvas.instructure.com, the configuration comes from
+    # the school's own address. Anyone holding an invite could name any issuer, so it waits.
     real = lms.openid_configuration
     lms.openid_configuration = lambda: {**real(), "issuer": "https://lms.example.edu"}
-    with caplog.at_level(logging.WARNING, logger="lti"):
+    with caplog.at_level(logging.INFO, logger="lti"):
         response = client.get(invite(), lms.registration_params())
-    assert response.status_code == 403
+    assert response.status_code == 200
+    page = html.unescape(response.content.decode())
+    assert "LMS'iniz kendini https://lms.example.edu olarak tanıtıyor" in page
+    assert "denetleyip etkinleştirdikten sonra" in page
+    platform = Platform.objects.get()
+    assert (platform.issuer, platform.active) == ("https://lms.example.edu", False)
     assert "is not the origin of its OpenID configuration's address" in caplog.text
-    assert not Platform.objects.exists()
-    assert not any(r["path"] == "/register" for r in lms.received)  # nothing registered there
 
 
 def test_an_http_configuration_address_is_refused_in_production_before_any_request(
