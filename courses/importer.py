@@ -6,6 +6,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from assessments.models import Assessment
+from jobs.signals import send_score_changed
 
 from .authoring import AssessmentSource, CourseSource, Problem, QuestionSource, load_course
 from .exercises import check_generated_questions
@@ -214,11 +215,27 @@ def import_course(path, *, prepare_exercises=None, force: bool = False) -> Impor
         if overwritten:
             raise ImportRefused(overwritten)  # and the transaction undoes the sync
         store_files(course, files)
+        if existing is not None and _scores_may_change(report):
+            # A new or retired item changes what each student's lesson and course scores are
+            # out of: receivers (LTI grade passback) send them again.
+            send_score_changed(Course, course.enrollments.values_list("user_id", flat=True), course.pk)
         # Where the files came from is no change to the course: an export imported again is none.
         Course.objects.filter(pk=course.pk).update(
             imported_at=timezone.now(), source_path=str(source.root), imported_digests=content_digests(course)
         )
     return report
+
+
+SCORED = ("lesson", "question", "exercise")
+
+
+def _scores_may_change(report: ImportReport) -> bool:
+    """Whether the import created, retired or restored a scored item (or changed its points)."""
+    for line in report.changes:
+        symbol, what, *_rest = line.split(" ", 2)
+        if what in SCORED and (symbol in "+-" or "restored" in line or "points" in line):
+            return True
+    return False
 
 
 def _overwritten(
