@@ -1,0 +1,65 @@
+"""The instructors' page of grade passback in chromium: a score the LMS refused shows with the
+LMS's answer, "Tekrar gönder" sends it again once the LMS is fixed; the page fits a phone and has
+no serious accessibility violation, in Turkish and in English."""
+
+from pathlib import Path
+
+import pytest
+import test_lti_launch
+import test_lti_outbox
+from playwright.sync_api import expect
+from test_lti_outbox import answer
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+platform = test_lti_launch.platform
+linked = test_lti_launch.linked
+lms = test_lti_outbox.lms
+first_lesson = test_lti_outbox.first_lesson
+student = test_lti_outbox.student
+PASSWORD = "Gizli-parola-2026"
+
+
+def test_an_instructor_sends_a_refused_score_again_from_the_page(page, student, lms, run_queue, make_user):
+    from lti.outbox import ScoreOutbox
+    from tests.browser.test_accessibility import AXE, serious_violations
+
+    assert AXE.exists(), "axe-core is missing: run `make setup` (npm ci)"
+    lms.gone_lineitems.add("link-7")  # the grade column was deleted in the LMS
+    answer(student, "a")
+    run_queue()
+    assert ScoreOutbox.objects.newest().get().delivery == "failing"
+    from courses.models import Course
+
+    Course.objects.get(slug="mini").instructors.add(make_user("hoca", password=PASSWORD))
+    page.goto(page.base_url + "/accounts/login/")
+    page.locator("#id_username").fill("hoca")
+    page.locator("#id_password").fill(PASSWORD)
+    page.locator("main form button[type=submit]").click()
+    page.wait_for_url(lambda url: "/accounts/login/" not in url)
+
+    found = []
+    for language, heading in (("tr", "LMS'e gönderilen puanlar"), ("en", "Scores sent to the LMS")):
+        page.context.add_cookies([{"name": "django_language", "value": language, "url": page.base_url}])
+        for width in (1280, 390):
+            page.set_viewport_size({"width": width, "height": 844})
+            assert page.goto(page.base_url + "/lti/notlar/mini/").ok
+            expect(page.get_by_role("heading", level=1)).to_contain_text(heading)
+            assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+            page.screenshot(path=str(SHOTS / f"lti-outbox-{language}-{width}.png"), full_page=True)
+            found += [f"[{language}, {width}]: {v}" for v in serious_violations(page)]
+    assert not found, "\n".join(found)
+
+    page.context.add_cookies([{"name": "django_language", "value": "tr", "url": page.base_url}])
+    page.goto(page.base_url + "/lti/notlar/mini/")
+    table = page.get_by_role("table")
+    expect(table).to_contain_text("başarısız")
+    expect(table).to_contain_text("404")  # the LMS's own answer
+    lms.gone_lineitems.clear()  # the instructor made the column again in the LMS
+    page.get_by_role("button", name="Tekrar gönder:").first.click()
+    expect(page.get_by_text("1 puan birazdan tekrar gönderilecek")).to_be_visible()
+    run_queue()
+    page.reload()
+    expect(page.get_by_role("table")).to_contain_text("gönderildi")
+    assert [s["scoreGiven"] for s in lms.scores] == [1.0]
