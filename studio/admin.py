@@ -4,7 +4,7 @@ edit (the authoring area writes them; an edit here would bypass its checks)."""
 from django.contrib import admin
 from django.http import HttpRequest
 
-from .models import AnswerRegrade, AnswerRegradeItem, DraftFile, ExerciseCheck, Revision
+from .models import AnswerRegrade, AnswerRegradeItem, DraftFile, ExerciseCheck, GradingChange, Revision
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -50,3 +50,10 @@ class AnswerRegradeItemAdmin(ReadOnlyAdmin):
     list_display = ("regrade", "attempt", "status", "old_score", "new_score")
     list_filter = ("status",)
     raw_id_fields = ("attempt",)
+
+
+@admin.register(GradingChange)
+class GradingChangeAdmin(ReadOnlyAdmin):
+    list_display = ("question", "changed_at")
+    list_filter = ("question__course",)
+    raw_id_fields = ("question",)

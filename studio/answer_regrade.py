@@ -2,8 +2,8 @@
 
 The publish page names the questions whose answers changed (studio.impact) and offers to grade
 their answers again on what each student is asked now; declining keeps every old grade. An
-answer that runs no code is graded in the request, all of a question's at once in one
-transaction; a code blank's runs in the sandbox, so it becomes a job of the one queue
+answer that runs no code is graded in the request, a chunk of answers per transaction; a
+code blank's runs in the sandbox, so it becomes a job of the one queue
 (studio.AnswerRegradeItem) that a grading worker claims under a lease. Either way the answer
 keeps its old grade until its new one is stored, and storing it tells score_changed's
 receivers (the LMS grade passback); a student's progress and the gradebook read the answers
@@ -12,6 +12,8 @@ holds the old feedback).
 """
 
 import logging
+from datetime import datetime
+from itertools import batched
 
 from django.db import transaction
 from django.tasks import task
@@ -23,34 +25,55 @@ from courses.models import Attempt, Course, Question, QuestionVariant
 from courses.pagecache import touch_lessons
 from jobs.signals import send_score_changed
 
-from .impact import asked_now, current_variants, grade_again, graded_on_earlier
+from .impact import answers_graded_before, asked_now, current_variants, grade_again, graded_on_earlier
 from .models import AnswerRegrade, AnswerRegradeItem
 
 log = logging.getLogger("grader")
 
+# Answers graded again in one transaction at most.
+CHUNK = 500
 
-def start(course: Course, questions: list[Question], user, publish_id: str = "") -> AnswerRegrade:
-    """Grade again the answers of ``questions`` that were graded on an earlier version of them:
-    those that run no code now, the others queued for a grading worker."""
-    now = timezone.now()
-    with transaction.atomic():
-        regrade = AnswerRegrade.objects.create(
-            course=course, created_by=user, publish_id=publish_id, created_at=now
-        )
-        for question in questions:
-            _regrade_question(regrade, question, now)
+
+def start(
+    course: Course, questions: list[Question], user, published_at: datetime, publish_id: str = ""
+) -> AnswerRegrade:
+    """Grade again the answers of ``questions`` graded on the version the publish at
+    ``published_at`` replaced (studio.impact.answers_graded_before): those that run no code
+    now, the others queued for a grading worker. Each chunk of answers is its own transaction
+    (its answers' grades, their items and score_changed together), so a large course is never
+    held in one."""
+    regrade = AnswerRegrade.objects.create(
+        course=course, created_by=user, publish_id=publish_id, created_at=timezone.now()
+    )
+    for question in questions:
+        kind = get_kind(question.kind)
+        if kind is None:
+            continue
+        ids = list(answers_graded_before(question, published_at).values_list("pk", flat=True))
+        touch = False
+        for chunk in batched(ids, CHUNK):
+            touch |= _regrade_chunk(regrade, question, kind, chunk)
+        if touch:
+            touch_lessons(Question, question)
     return regrade
 
 
-def _regrade_question(regrade: AnswerRegrade, question: Question, now) -> None:
-    kind = get_kind(question.kind)
-    if kind is None:
-        return
+@transaction.atomic
+def _regrade_chunk(regrade: AnswerRegrade, question: Question, kind, ids) -> bool:
+    """Grade again the answers ``ids`` of ``question``; whether anything a student sees changed."""
+    now = timezone.now()
     items = []
     queued = []
     students = set()
     touch = False
-    for attempt, spec, variant in graded_on_earlier(question):
+    # Locked: a grading worker storing another regrade's grade compares with the answer as stored.
+    attempts = (
+        Attempt.objects.filter(pk__in=ids)
+        .select_related("variant")
+        .select_for_update(of=("self",))
+        .order_by("pk")
+    )
+    for attempt, spec, variant in graded_on_earlier(question, attempts):
         item = AnswerRegradeItem(
             regrade=regrade,
             attempt=attempt,
@@ -75,8 +98,7 @@ def _regrade_question(regrade: AnswerRegrade, question: Question, now) -> None:
         AnswerRegradeItem.objects.enqueue(item.pk, stamped=True)
     if students:
         send_score_changed(Attempt, students, question.course_id, question.lesson_id)
-    if touch:
-        touch_lessons(Question, question)
+    return touch
 
 
 def _store(attempt: Attempt, grade: Grade, variant: QuestionVariant | None) -> tuple[bool, bool]:

@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from django.db import transaction
 from django.db.models import Max
 from django.tasks import task
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from courses.authoring import PATH_NAME, Problem, load_course
@@ -240,9 +241,14 @@ def publish_files(path: str, force: bool, user_id: int | None, course_id: int, s
             folder = Path(path).name
             outcome["problems"] = [p.removeprefix(f"{folder}/") for p in outcome["problems"]]
             return outcome
+        # Answers graded from now on are graded on what was just imported; one graded in the
+        # instant since the import committed counts as graded before it, and a regrade on the
+        # same answers keeps its grade.
+        published_at = timezone.now()
         after = export_course(course)
         revision = _record(course, user_id, summary, before, after)
-        outcome["regrade"] = regrade_offers(course, grading)
+        outcome["regrade"] = regrade_offers(course, grading, published_at)
+        outcome["published_at"] = published_at.isoformat()
     outcome["revision"] = revision.number if revision else None
     return outcome
 

@@ -7,15 +7,24 @@ graded. When the grading changed, the publish page says so per item:
 - an exercise whose grading data changed (its ``content_hash``): how many counted submissions
   were graded on an earlier version, with the instructors' regrade (grader.regrade: a preview
   of who goes up or down, then apply) one button away;
-- a question whose specification (or a variant's) changed: its graded answers are graded
-  again in memory on what students are now asked, and the page says how many would get
-  another score. Kinds that run code (code blanks) need the sandbox: their answers are only
-  counted. Nothing is stored here: the page offers the regrade (studio.answer_regrade).
+- a question whose specification (or a variant's) changed: its answers graded on the version
+  the publish replaced (graded since the question's previous change, studio.GradingChange,
+  and before this publish) are graded again in memory on what students are now asked, and
+  the page says how many would get another score. Kinds that run code (code blanks) need the
+  sandbox: their answers are only counted. Only the change is recorded here: the page offers
+  the regrade (studio.answer_regrade).
 """
+
+from datetime import datetime
+
+from django.db.models import DateTimeField, Max, OuterRef, Subquery
+from django.db.models.functions import Coalesce, Greatest
 
 from courses.kinds import AnswerError, Grade, NotGradable, get_kind
 from courses.models import Attempt, Course, QuestionVariant
 from grader.regrade import regradable
+
+from .models import AnswerRegradeItem, GradingChange
 
 # Answers graded again in memory per question at most; past this the count is "unknown".
 MAX_ANSWERS = 20_000
@@ -39,11 +48,12 @@ def grading_snapshot(course: Course) -> dict:
     }
 
 
-def regrade_offers(course: Course, before: dict) -> list[dict]:
-    """The items whose grading this publish changed and that have graded student work, each
-    {"kind": "exercise"|"question", "slug", "title", "graded", "changed"}: ``graded`` answers
-    or submissions were graded on an earlier version; ``changed`` of them would get another
-    score (None: not known without the sandbox)."""
+def regrade_offers(course: Course, before: dict, published_at: datetime) -> list[dict]:
+    """The items whose grading this publish (at ``published_at``) changed and that have graded
+    student work, each {"kind": "exercise"|"question", "slug", "title", "graded", "changed"}:
+    ``graded`` answers or submissions were graded on an earlier version; ``changed`` of them
+    would get another score (None: not known without the sandbox). Records each question's
+    change (studio.GradingChange), with answers or without."""
     after = grading_snapshot(course)
     offers = []
     for exercise in course.exercises.filter(retired=False).order_by("lesson__order", "order", "slug"):
@@ -64,7 +74,8 @@ def regrade_offers(course: Course, before: dict) -> list[dict]:
         earlier = before["questions"].get(question.slug)
         if earlier is None or earlier == after["questions"][question.slug]:
             continue
-        graded, changed = _answers_that_change(question)
+        GradingChange.objects.create(question=question, changed_at=published_at)
+        graded, changed = _answers_that_change(question, published_at)
         if graded:
             offers.append(
                 {
@@ -96,17 +107,41 @@ def asked_now(question, attempt, current: dict[int, QuestionVariant]):
     return (now.spec if now is not None else {}), now
 
 
-def graded_on_earlier(question):
-    """Each graded answer to ``question`` that was asked otherwise than today, with what
-    ``asked_now`` says of it. Answers given after a reveal score 0 whatever they say: left out."""
-    current = current_variants(question)
+def answers_graded_before(question, published_at: datetime):
+    """The graded answers to ``question`` graded on the version the publish at ``published_at``
+    replaced: graded (given, stored by a grading worker, or last regraded) before it and since
+    the question's previous change. An answer graded before that change was offered to that
+    publish's regrade: taken, it was regraded since; declined, it keeps its grade. Answers given
+    after a reveal score 0 whatever they say: left out."""
+    regraded = Subquery(
+        AnswerRegradeItem.objects.filter(attempt=OuterRef("pk"), status=AnswerRegradeItem.Status.DONE)
+        .order_by("-finished_at")
+        .values("finished_at")[:1]
+    )
     answers = (
         Attempt.objects.answers()
         .filter(question=question, after_reveal=False)
-        .select_related("variant")
-        .order_by("pk")
+        .annotate(
+            graded_at=Greatest(
+                Coalesce("finished_at", "created_at"),
+                Coalesce(regraded, "created_at", output_field=DateTimeField()),
+            )
+        )
+        .filter(graded_at__lt=published_at)
     )
-    for attempt in answers.iterator(chunk_size=500):
+    since = GradingChange.objects.filter(question=question, changed_at__lt=published_at).aggregate(
+        last=Max("changed_at")
+    )["last"]
+    if since is not None:
+        answers = answers.filter(graded_at__gte=since)
+    return answers.order_by("pk")
+
+
+def graded_on_earlier(question, attempts):
+    """Each of ``attempts`` (answers to ``question``) that was asked otherwise than today, with
+    what ``asked_now`` says of it."""
+    current = current_variants(question)
+    for attempt in attempts:
         asked = asked_now(question, attempt, current)
         if asked is not None:
             yield attempt, *asked
@@ -123,12 +158,14 @@ def grade_again(kind, spec: dict, answer) -> Grade:
         return Grade(0.0, False)
 
 
-def _answers_that_change(question) -> tuple[int, int | None]:
-    """(graded answers asked otherwise than today, how many of them would score otherwise)."""
+def _answers_that_change(question, published_at: datetime) -> tuple[int, int | None]:
+    """(answers graded on the version the publish replaced and asked otherwise than today, how
+    many of them would score otherwise)."""
     kind = get_kind(question.kind)
     graded = 0
     changed: int | None = 0
-    for attempt, new, _variant in graded_on_earlier(question):
+    answers = answers_graded_before(question, published_at).select_related("variant")
+    for attempt, new, _variant in graded_on_earlier(question, answers.iterator(chunk_size=500)):
         graded += 1
         if changed is None:
             continue

@@ -15,7 +15,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from courses.models import Attempt, Course
+from courses.models import Attempt, Course, Question
 from jobs.models import Job
 
 
@@ -213,3 +213,24 @@ class AnswerRegradeItem(Job):
     @property
     def delta(self) -> float | None:
         return None if self.new_score is None else self.new_score - self.old_score
+
+
+class GradingChange(models.Model):
+    """A publish changed how a question grades (its specification or a variant's), at
+    ``changed_at``. A publish offers to regrade only the answers graded since the question's
+    previous change: those graded before were offered to that publish, and an instructor who
+    declined it keeps their grades."""
+
+    question = models.ForeignKey(
+        Question, on_delete=models.CASCADE, related_name="+", verbose_name=_("question")
+    )
+    changed_at = models.DateTimeField(_("changed"))
+
+    class Meta:
+        ordering = ["question", "-changed_at"]
+        indexes = [models.Index(fields=["question", "changed_at"])]
+        verbose_name = _("grading change")
+        verbose_name_plural = _("grading changes")
+
+    def __str__(self) -> str:
+        return f"{self.question.slug} · {self.changed_at:%Y-%m-%d %H:%M}"

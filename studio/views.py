@@ -5,6 +5,7 @@ instructors (and staff) get in; everyone else gets a 404, as on the course files
 import difflib
 import hashlib
 import tempfile
+from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from django import forms
@@ -14,6 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.tasks import TaskResultStatus
 from django.tasks.exceptions import TaskResultDoesNotExist, TaskResultMismatch
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
@@ -280,13 +282,10 @@ def _publish_page(request: HttpRequest, course: Course, result, error: str = "")
     outcome = result.return_value if result.status == TaskResultStatus.SUCCESSFUL else None
     offers = (outcome or {}).get("regrade") or []
     regrades = course.answer_regrades.filter(publish_id=result.id)
-    regraded = set(
-        AnswerRegradeItem.objects.filter(regrade__in=regrades).values_list(
-            "attempt__question__slug", flat=True
-        )
-    )
     question_offers = [
-        {**offer, "regraded": offer["slug"] in regraded} for offer in offers if offer["kind"] == "question"
+        {**offer, **_regrade_state(regrades, offer["slug"])}
+        for offer in offers
+        if offer["kind"] == "question"
     ]
     context = {
         "course": course,
@@ -297,11 +296,29 @@ def _publish_page(request: HttpRequest, course: Course, result, error: str = "")
         "outcome": outcome,
         "exercise_offers": [offer for offer in offers if offer["kind"] == "exercise"],
         "question_offers": question_offers,
-        "to_regrade": any(not offer["regraded"] for offer in question_offers),
+        "to_regrade": any(offer["regraded"] is None for offer in question_offers),
         "answer_regrades": regrades,
         "error": error,
     }
     return render(request, "studio/publish_status.html", context, status=400 if error else 200)
+
+
+def _regrade_state(regrades, slug: str) -> dict:
+    """Where the regrade of a question's answers taken on a publish's page is: "regraded" is
+    None (not taken), "waiting" (a grading worker still has some), "failed" (the grader failed
+    on some, the others are done) or "done"; "regrade" is the last regrade that has it."""
+    items = AnswerRegradeItem.objects.filter(regrade__in=regrades, attempt__question__slug=slug)
+    statuses = set(items.values_list("status", flat=True))
+    last = items.order_by("-regrade__created_at", "-regrade__pk").values_list("regrade", flat=True).first()
+    if not statuses:
+        state = None
+    elif statuses & {AnswerRegradeItem.Status.QUEUED, AnswerRegradeItem.Status.RUNNING}:
+        state = "waiting"
+    elif AnswerRegradeItem.Status.FAILED in statuses:
+        state = "failed"
+    else:
+        state = "done"
+    return {"regraded": state, "regrade": last}
 
 
 @login_required
@@ -319,7 +336,10 @@ def regrade_answers(request: HttpRequest, course_slug: str, result_id) -> HttpRe
     questions = list(
         course.questions.filter(slug__in=chosen, retired=False).order_by("lesson__order", "order")
     )
-    regrade = answer_regrade.start(course, questions, request.user, publish_id=result.id)
+    # A publish recorded before its outcome held its time: the end of its task, a little later.
+    recorded = (outcome or {}).get("published_at")
+    published_at = datetime.fromisoformat(recorded) if recorded else result.finished_at or timezone.now()
+    regrade = answer_regrade.start(course, questions, request.user, published_at, publish_id=result.id)
     return redirect("studio:answer_regrade", course.slug, regrade.pk)
 
 
@@ -359,6 +379,7 @@ def answer_regrade_status(request: HttpRequest, course_slug: str, pk: int) -> Ht
         "rows": list(rows.values()),
         "waiting": any(row["waiting"] for row in rows.values()),
         "failed": any(row["failed"] for row in rows.values()),
+        "graded": any(row["total"] > row["waiting"] + row["failed"] for row in rows.values()),
     }
     return render(request, "studio/answer_regrade.html", context)
 

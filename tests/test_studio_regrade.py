@@ -166,6 +166,7 @@ def test_taking_the_offer_grades_the_answers_again_and_the_students_progress_fol
         "Puanı düşen": "1",
         "Puanı aynı kalan": "0",
         "Bekleyen": "0",
+        "Notlandırılamayan": "0",
     }
     assert list(Attempt.objects.order_by("pk").values_list("score", "correct")) == [(0.0, False), (1.0, True)]
     assert _scores(mini_course, ayse, burak) == [(0.0, 0), (1.0, 1)]
@@ -192,6 +193,83 @@ def test_a_regrade_needs_a_question_the_publish_offered(client, mini_course, tea
     assert list(Attempt.objects.order_by("pk").values_list("score", "correct")) == [(1.0, True), (0.0, False)]
 
 
+def _swap_it_back(course, user) -> None:
+    """first-choice's right option is Query ve Key again."""
+    _edit(course, user, 'text = "Query ve Value"\ncorrect = true', 'text = "Query ve Value"')
+    _edit(course, user, 'text = "Query ve Key"', 'text = "Query ve Key"\ncorrect = true')
+
+
+def _answer(course, user, option: str) -> Attempt:
+    Enrollment.objects.get_or_create(user=user, course=course)
+    return submit_answer(user, course.questions.get(slug="first-choice"), {"option": option})
+
+
+def test_the_regrade_leaves_out_answers_given_after_the_publish(
+    client, mini_course, teacher, answered, make_user, run_queue
+):
+    _swap_the_right_option(mini_course, teacher)
+    publish_url = _publish_url(client, run_queue)
+    offer = _offers(html.unescape(client.get(publish_url).text))
+    assert "2 notlandırılmış cevaptan 2 tanesi başka bir puan alırdı" in offer, offer
+    # A third student answers on the new answers, before the instructor takes the offer.
+    later = _answer(mini_course, make_user("cemil"), "b")  # Query ve Value: right now
+    assert (later.score, later.correct) == (1.0, True)
+
+    response = client.post(publish_url + "yeniden-notlandir/", {"question": ["first-choice"]})
+
+    page = html.unescape(client.get(response.url).text)
+    assert _counts(page) == {
+        "Cevaplar": "2",
+        "Puanı artan": "1",
+        "Puanı düşen": "1",
+        "Puanı aynı kalan": "0",
+        "Bekleyen": "0",
+        "Notlandırılamayan": "0",
+    }
+    assert later.pk not in AnswerRegradeItem.objects.values_list("attempt", flat=True)
+    assert list(Attempt.objects.order_by("pk").values_list("score", "correct")) == [
+        (0.0, False),
+        (1.0, True),
+        (1.0, True),
+    ]
+
+
+def test_a_declined_regrade_stays_declined_at_the_next_publish(
+    client, mini_course, teacher, answered, make_user, run_queue
+):
+    _swap_the_right_option(mini_course, teacher)
+    _publish_url(client, run_queue)  # its offer declined: Ayşe and Burak keep their scores
+    cemil = make_user("cemil")
+    _answer(mini_course, cemil, "b")  # right on this version
+    _swap_it_back(mini_course, teacher)
+
+    publish_url = _publish_url(client, run_queue)
+
+    offer = _offers(html.unescape(client.get(publish_url).text))
+    assert "1 notlandırılmış cevaptan 1 tanesi başka bir puan alırdı" in offer, offer
+    response = client.post(publish_url + "yeniden-notlandir/", {"question": ["first-choice"]})
+    assert _counts(html.unescape(client.get(response.url).text))["Cevaplar"] == "1"
+    assert list(Attempt.objects.order_by("pk").values_list("user__username", "score")) == [
+        ("ayse", 1.0),
+        ("burak", 0.0),
+        ("cemil", 0.0),
+    ]
+
+
+def test_answers_regraded_on_a_publish_are_offered_again_at_the_next(
+    client, mini_course, teacher, answered, run_queue
+):
+    _swap_the_right_option(mini_course, teacher)
+    first = _publish_url(client, run_queue)
+    assert client.post(first + "yeniden-notlandir/", {"question": ["first-choice"]}).status_code == 302
+    assert list(Attempt.objects.order_by("pk").values_list("score", flat=True)) == [0.0, 1.0]
+    _swap_it_back(mini_course, teacher)
+
+    offer = _offers(_publish(client, run_queue))
+
+    assert "2 notlandırılmış cevaptan 2 tanesi başka bir puan alırdı" in offer, offer
+
+
 CODE_BLANK = """
 [[questions]]
 slug = "iki-kat"
@@ -209,26 +287,41 @@ inputs = { x = 3 }
 """
 
 
-@pytest.mark.sandbox
-def test_code_blank_answers_are_graded_again_by_a_grading_worker(
-    client, mini_course, teacher, make_user, run_queue, score_changes
-):
-    _edit(mini_course, teacher, 'text = "Query ve Value"\n', 'text = "Query ve Value"\n' + CODE_BLANK)
+def _code_blank_answered(client, course, teacher, students, run_queue) -> str:
+    """``students`` answer the code blank iki-kat rightly for its one case only; a second case
+    is published, whose page it returns."""
+    _edit(course, teacher, 'text = "Query ve Value"\n', 'text = "Query ve Value"\n' + CODE_BLANK)
     assert "Sürüm 1 olarak yayınlandı" in _publish(client, run_queue)
-    question = mini_course.questions.get(slug="iki-kat")
-    student = make_user("ayse")
-    Enrollment.objects.create(user=student, course=mini_course)
-    submit_answer(student, question, {"blanks": ["x + 3"]})  # right for x = 3 only
+    question = course.questions.get(slug="iki-kat")
+    for student in students:
+        Enrollment.objects.create(user=student, course=course)
+        submit_answer(student, question, {"blanks": ["x + 3"]})  # right for x = 3 only
     run_queue()
-    assert list(Attempt.objects.values_list("score", "correct")) == [(1.0, True)]
+    assert list(Attempt.objects.values_list("score", "correct")) == [(1.0, True)] * len(students)
     # A second case shows the answer is wrong.
     _edit(
-        mini_course,
+        course,
         teacher,
         "inputs = { x = 3 }\n",
         'inputs = { x = 3 }\n\n[[questions.cases]]\nname = "iki"\ninputs = { x = 5 }\n',
     )
-    publish_url = _publish_url(client, run_queue)
+    return _publish_url(client, run_queue)
+
+
+def _lose_its_worker_until_the_sweeper_gives_up(item) -> None:
+    for _lost in range(settings.GRADING_MAX_TRIES):
+        assert AnswerRegradeItem.objects.claim(item.pk, timedelta(minutes=5))
+        AnswerRegradeItem.objects.filter(pk=item.pk).update(lease_expires_at=timezone.now())
+        sweep(timezone.now() + timedelta(seconds=1))
+    assert AnswerRegradeItem.objects.get(pk=item.pk).status == "failed"
+
+
+@pytest.mark.sandbox
+def test_code_blank_answers_are_graded_again_by_a_grading_worker(
+    client, mini_course, teacher, make_user, run_queue, score_changes
+):
+    student = make_user("ayse")
+    publish_url = _code_blank_answered(client, mini_course, teacher, [student], run_queue)
     offer = _offers(html.unescape(client.get(publish_url).text))
     assert "kodu korumalı alanda çalıştığı için" in offer, offer
     score_changes.clear()
@@ -239,28 +332,69 @@ def test_code_blank_answers_are_graded_again_by_a_grading_worker(
     assert AnswerRegradeItem.objects.get().status == "queued"
     assert "grading worker" not in (page := html.unescape(client.get(response.url).text))
     assert "korumalı alanda notlandırıyor" in page, page
+    assert "Her cevap" not in page
+    assert _counts(page)["Bekleyen"] == "1" and _counts(page)["Notlandırılamayan"] == "0"
+    # The publish page says it is under way: neither offered again nor done.
+    offer = _offers(html.unescape(client.get(publish_url).text))
+    assert "Notlandırıcı cevaplarının bazılarını hâlâ yeniden notlandırıyor" in offer, offer
+    assert 'name="question"' not in offer and "✓" not in offer
     # Its worker is lost again and again: the sweeper gives up, and the answer keeps its grade.
-    item = AnswerRegradeItem.objects.get()
-    for _lost in range(settings.GRADING_MAX_TRIES):
-        assert AnswerRegradeItem.objects.claim(item.pk, timedelta(minutes=5))
-        AnswerRegradeItem.objects.filter(pk=item.pk).update(lease_expires_at=timezone.now())
-        sweep(timezone.now() + timedelta(seconds=1))
-    assert AnswerRegradeItem.objects.get().status == "failed"
+    _lose_its_worker_until_the_sweeper_gives_up(AnswerRegradeItem.objects.get())
     page = html.unescape(client.get(response.url).text)
     assert "Notlandırıcı bazı cevaplarda hata verdi; bu cevaplar eski puanlarını korur." in page, page
+    assert "Her cevap" not in page and "Diğer cevaplar" not in page  # none was graded again
+    assert _counts(page)["Bekleyen"] == "0" and _counts(page)["Notlandırılamayan"] == "1"
+    offer = _offers(html.unescape(client.get(publish_url).text))
+    assert "Notlandırıcı cevaplarının bazılarında hata verdi; bu cevaplar eski puanlarını korur." in offer
+    assert f'href="{response.url}">Yeniden notlandırmanın sayfasında yeniden deneyin' in offer, offer
+    assert 'name="question"' not in offer and "✓" not in offer
     assert list(Attempt.objects.values_list("score", "correct")) == [(1.0, True)] and not score_changes
     assert client.post(response.url).status_code == 302  # "Yeniden dene"
     run_queue()
     assert list(Attempt.objects.values_list("score", "correct")) == [(0.0, False)]
     assert score_changes == [[student.pk]]
     page = html.unescape(client.get(response.url).text)
+    assert "Her cevap, sorusunun şimdi sorduğuna göre yeniden notlandırıldı" in page, page
     assert _counts(page) == {
         "Cevaplar": "1",
         "Puanı artan": "0",
         "Puanı düşen": "1",
         "Puanı aynı kalan": "0",
         "Bekleyen": "0",
+        "Notlandırılamayan": "0",
     }
+    offer = _offers(html.unescape(client.get(publish_url).text))
+    assert "✓ Cevapları yeni cevaplara göre yeniden notlandırıldı." in offer, offer
+
+
+@pytest.mark.sandbox
+def test_a_regrade_the_grader_failed_on_in_part_names_what_was_graded_and_what_failed(
+    client, mini_course, teacher, make_user, run_queue
+):
+    publish_url = _code_blank_answered(
+        client, mini_course, teacher, [make_user("ayse"), make_user("burak")], run_queue
+    )
+    response = client.post(publish_url + "yeniden-notlandir/", {"question": ["iki-kat"]})
+    lost, graded = AnswerRegradeItem.objects.order_by("pk")
+
+    _lose_its_worker_until_the_sweeper_gives_up(lost)
+    run_queue()
+
+    assert AnswerRegradeItem.objects.get(pk=graded.pk).status == "done"
+    page = html.unescape(client.get(response.url).text)
+    assert "Her cevap" not in page
+    assert "Diğer cevaplar, sorularının şimdi sorduğuna göre yeniden notlandırıldı." in page, page
+    assert "Notlandırıcı bazı cevaplarda hata verdi; bu cevaplar eski puanlarını korur." in page
+    assert _counts(page) == {
+        "Cevaplar": "2",
+        "Puanı artan": "0",
+        "Puanı düşen": "1",
+        "Puanı aynı kalan": "0",
+        "Bekleyen": "0",
+        "Notlandırılamayan": "1",
+    }
+    offer = _offers(html.unescape(client.get(publish_url).text))
+    assert "Notlandırıcı cevaplarının bazılarında hata verdi" in offer and "✓" not in offer, offer
 
 
 def test_a_changed_option_text_alone_keeps_every_answers_score(
