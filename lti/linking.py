@@ -209,12 +209,27 @@ def decline_link(context: LtiContext, approver: User) -> bool:
     return bool(declined)
 
 
+def may_unlink(user: User, context: LtiContext) -> bool:
+    """Whether `user` may undo the link of `context`: staff, an instructor of the course whose
+    rights were given in Dikkat, or one whose rights come from this very LMS course. Rights
+    another LMS course gave do not reach this one's students."""
+    course = context.course
+    if course is None:
+        return False
+    if user.is_staff:
+        return True
+    if not course.is_instructor(user):
+        return False
+    grants = InstructorGrant.objects.filter(user=user, context__course=course, revoked_at__isnull=True)
+    return not grants.exists() or grants.filter(context=context).exists()
+
+
 def unlink(context: LtiContext, user: User) -> bool:
     """An instructor of the linked course (or staff) undoes an LMS course's link: its students
     can no longer enter through it, and the instructor rights it gave are taken back (rights
     given in Dikkat itself stay; work and enrolments stay). The LMS course may ask again."""
     course = context.course
-    if course is None or not may_link_at_once(user, course):
+    if course is None or not may_unlink(user, context):
         return False
     with transaction.atomic():
         granted = list(
@@ -226,6 +241,10 @@ def unlink(context: LtiContext, user: User) -> bool:
         unlinked = LtiContext.objects.filter(pk=context.pk, course=course).update(
             course=None, requested_course=None, requested_at=None, approved_by=None, linked_at=None
         )
+        # Its links forget what they opened: linked again (perhaps to another course), each
+        # link takes its target from its next launch. Scores still queued for them are not
+        # sent (passback.link_score: no course).
+        ResourceLink.objects.filter(context=context).update(lesson=None, exercise=None, assessment=None)
         context.refresh_from_db()
     if unlinked:
         logger.info("LTI: %s unlinked LMS course %s from %s", user.username, context, course.slug)
@@ -355,10 +374,13 @@ def land(launch: Launch) -> Landing:
             else:
                 revoke_instructor(context, [user.pk])
                 # Someone who still teaches the course (rights given in Dikkat, or by another
-                # LMS course) is not made its student: Moodle's "switch role to student" sends
-                # a teacher's launch as a learner's, and an enrolment would stop the LMS from
-                # ever making them an instructor again (grant_instructor).
-                if not course.instructors.filter(pk=user.pk).exists():
+                # LMS course), or whom this LMS course ever made an instructor, is not made its
+                # student: Moodle's "switch role to student" sends a teacher's launch as a
+                # learner's, and an enrolment would stop the LMS from ever making them an
+                # instructor again (grant_instructor). Their next instructor launch gives the
+                # rights back.
+                taught_here = InstructorGrant.objects.filter(context=context, user=user).exists()
+                if not taught_here and not course.instructors.filter(pk=user.pk).exists():
                     Enrollment.objects.get_or_create(user=user, course=course)
         link = None
         link_claim = launch.claim("resource_link")

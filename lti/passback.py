@@ -103,8 +103,12 @@ def graded_links(user_ids: list[int], course_id: int) -> list[tuple[ResourceLink
         return []
     active: dict[tuple[int, str], set[int]] = {}
     dropped: dict[tuple[int, str], set[int]] = {}
+    # Every LMS course of the course counts, also those without a grade column: a student of a
+    # section whose links send no grades is a member there, not of the other sections.
     memberships = Membership.objects.filter(
-        context_id__in={link.context_id for link in links}, sub__in={sub for _, _, sub in accounts}
+        context__course_id=course_id,
+        context__platform_id__in={platform for platform, _, _ in accounts},
+        sub__in={sub for _, _, sub in accounts},
     ).values_list("context__platform_id", "sub", "context_id", "dropped_at")
     for platform_id, sub, context_id, dropped_at in memberships:
         (dropped if dropped_at else active).setdefault((platform_id, sub), set()).add(context_id)
@@ -162,10 +166,16 @@ def on_score_changed(sender, user_ids, course_id, lesson_id=None, **kwargs) -> N
 
 
 def link_score(link: ResourceLink, user) -> LinkScore:
-    """The score the link's grade column gets for ``user`` now."""
+    """The score the link's grade column gets for ``user`` now (none once its LMS course was
+    unlinked, or for a target of another Dikkat course: a link keeps its target)."""
+    course = link.context.course
+    if course is None:
+        raise NothingToSend("the LMS course is no longer linked to a Dikkat course")
+    target = link.assessment or link.exercise or link.lesson
+    if target is not None and target.course_id != course.pk:
+        raise NothingToSend("the link opens an item of another Dikkat course")
     if link.assessment_id is not None:
         return _assessment_score(link, user)
-    course: Course = link.context.course  # type: ignore[assignment]
     hidden = held_back(user, course)
     progress = course_progress(user, course, (hidden.answers, hidden.submissions))
     if link.exercise_id is not None:

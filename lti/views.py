@@ -43,6 +43,7 @@ from .linking import (
     land,
     linkable_courses,
     may_link_at_once,
+    may_unlink,
     request_link,
     unlink,
 )
@@ -462,6 +463,9 @@ def course_links(request: AuthenticatedRequest, slug: str) -> HttpResponse:
                 (context, askers.get((context.platform_id, context.linked_by_id or 0)))
                 for context in requests
             ],
-            "linked": contexts.filter(course=course).order_by("title"),
+            "linked": [
+                (context, may_unlink(request.user, context))
+                for context in contexts.filter(course=course).order_by("title")
+            ],
         },
     )

@@ -156,3 +156,23 @@ def test_an_instructor_unlinks_an_approved_lms_course_and_its_rights_and_entry_e
 
     refused = run_launch(Client(), platform, Launch(sub="student-1", roles=[LEARNER]))
     assert refused.status_code == 403
+
+
+def test_rights_another_lms_course_gave_do_not_unlink_this_one(
+    request_waits, mini_course, make_user, platform
+):
+    staff = browser_of(make_user("admin", is_staff=True))
+    staff.post(PAGE, {"context": request_waits.pk, "action": "approve"})
+    asker = LtiUser.objects.get(sub="teacher-1").user  # teaches the course through section A's link
+    section_b = LtiContext.objects.create(
+        platform=Platform.objects.get(), context_id="section-b", title="Şube B", course=mini_course
+    )
+    teacher = browser_of(asker)
+    assert "Şube B" in text_of(teacher.get(PAGE))
+    teacher.post(PAGE, {"context": section_b.pk, "action": "unlink"})
+    section_b.refresh_from_db()
+    assert section_b.course == mini_course  # still linked
+    # Their own LMS course they may unlink.
+    teacher.post(PAGE, {"context": request_waits.pk, "action": "unlink"})
+    request_waits.refresh_from_db()
+    assert request_waits.course is None

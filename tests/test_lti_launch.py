@@ -196,6 +196,21 @@ def test_a_teacher_of_the_course_launching_as_a_learner_is_not_made_its_student(
     assert client.session["lti"]["role"] == "instructor"
 
 
+def test_a_teacher_whose_rights_come_from_the_lms_switching_role_is_a_teacher_again_afterwards(
+    platform, linked, client
+):
+    # teacher-1 teaches the course only because the LMS says so (the linked fixture approved her
+    # link). Moodle's "switch role to student" sends her launch as a learner's.
+    teacher = LtiUser.objects.get(sub="teacher-1").user
+    assert linked.is_instructor(teacher)
+    assert run_launch(client, platform, Launch(sub="teacher-1", roles=[LEARNER])).status_code == 302
+    assert not Enrollment.objects.filter(user=teacher, course=linked).exists()
+    client.logout()
+    run_launch(client, platform, Launch(sub="teacher-1", roles=[INSTRUCTOR]))
+    assert client.session["lti"]["role"] == "instructor"
+    assert linked.is_instructor(teacher)
+
+
 # --- hostile launches ----------------------------------------------------------------------
 
 

@@ -192,6 +192,19 @@ def test_before_any_roster_is_read_a_students_launch_says_which_section_is_their
     assert not [r for r in lms.received if r["path"].startswith("/ags/lms-course-2/")]
 
 
+def test_a_student_of_a_section_without_grade_columns_gets_no_score_in_another_section(sections, run_queue):
+    lms = sections
+    launch(lms, "ayse", context="lms-course-1", link="link-a")
+    burak = launch(lms, "burak", context="lms-course-2", link="link-b")
+    # Section B's link sends no grades (its LMS gave no grade service claim).
+    ResourceLink.objects.filter(resource_link_id="link-b").update(
+        ags_scopes=[], lineitem_url="", lineitems_url=""
+    )
+    answer(burak, "a")
+    run_queue()
+    assert not ScoreOutbox.objects.exists() and not lms.scores
+
+
 # --- one time budget for a send, below its lease -----------------------------------------------
 
 

@@ -13,7 +13,14 @@ from lti.models import ResourceLink
     ["127.0.0.1", "10.0.0.5", "192.168.1.1", "169.254.169.254", "::1", "::ffff:127.0.0.1", "224.0.0.1"]
     # IPv6 forms that lead to a private IPv4 address: NAT64 (the cloud's metadata service and a
     # private host), IPv4-compatible, 6to4.
-    + ["64:ff9b::a9fe:a9fe", "64:ff9b::a00:1", "::127.0.0.1", "::a9fe:a9fe", "2002:a00:1::1"],
+    + [
+        "64:ff9b::a9fe:a9fe",
+        "64:ff9b::a00:1",
+        "::127.0.0.1",
+        "::a9fe:a9fe",
+        "2002:a00:1::1",
+        "::ffff:0:a9fe:a9fe",
+    ],
 )
 def test_private_loopback_and_link_local_addresses_are_refused(ip):
     assert refused_address(ip)

@@ -128,6 +128,10 @@ def test_old_links_that_hold_grant_what_launches_gave_so_the_roster_can_take_it_
         kept = old.get_model("lti", "LtiContext").objects.create(
             platform=platform, context_id="section-a", course=course, linked_by=hoca
         )
+        # An administrator set this one's course in the admin: nobody launched to link it.
+        old.get_model("lti", "LtiContext").objects.create(
+            platform=platform, context_id="by-admin", course=course
+        )
     finally:
         new = migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
 
@@ -135,5 +139,9 @@ def test_old_links_that_hold_grant_what_launches_gave_so_the_roster_can_take_it_
     course = new.get_model("courses", "Course").objects.get(slug="eski")
     assert (context.course_id, context.approved_by_id) == (course.pk, hoca.pk)  # linked by its teacher
     assert set(course.instructors.values_list("username", flat=True)) == {"hoca", "lms-teacher"}
+    assert new.get_model("lti", "LtiContext").objects.get(context_id="by-admin").course_id == course.pk
     grants = new.get_model("lti", "InstructorGrant").objects
-    assert list(grants.values_list("user_id", "revoked_at")) == [(teacher.pk, None)]
+    assert set(grants.values_list("context__context_id", "user_id", "revoked_at")) == {
+        ("section-a", teacher.pk, None),
+        ("by-admin", teacher.pk, None),
+    }

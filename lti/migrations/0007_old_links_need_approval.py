@@ -4,7 +4,8 @@ instructor rights old launches gave become grants the LMS's roster can take back
 Under the old rules any instructor of any LMS course could link it to the platform's Dikkat
 course and became its instructor. Now:
 - a link made by staff, or by someone who teaches the course with a Dikkat password (rights
-  given in Dikkat), counts as approved by them;
+  given in Dikkat), counts as approved by them; a link an administrator set in the admin (no
+  one launched to make it) holds;
 - any other link waits for the approval of one of the course's instructors (its students are
   refused until then), and the instructor rights launches gave through it are taken back;
 - rights launches gave through a link that holds are recorded as grants of that LMS course.
@@ -33,7 +34,9 @@ def old_links_need_approval(apps, schema_editor):
             and not linker.password.startswith(UNUSABLE_PASSWORD_PREFIX)
         )
         sides = judged.setdefault((course.pk, context.platform_id), {"kept": [], "reset": []})
-        if linker is not None and (linker.is_staff or teaches_here):
+        if linker is None:  # set by an administrator in the admin: their word holds
+            sides["kept"].append(context)
+        elif linker.is_staff or teaches_here:
             LtiContext.objects.filter(pk=context.pk).update(approved_by=linker)
             sides["kept"].append(context)
         else:
@@ -80,7 +83,9 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="platform",
             name="jwks_tried_at",
-            field=models.DateTimeField(blank=True, editable=False, null=True, verbose_name="keys last asked for"),
+            field=models.DateTimeField(
+                blank=True, editable=False, null=True, verbose_name="keys last asked for"
+            ),
         ),
         migrations.RunPython(old_links_need_approval, migrations.RunPython.noop),
     ]
