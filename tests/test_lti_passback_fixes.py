@@ -264,3 +264,14 @@ def test_the_page_shows_a_long_lms_answer_shortened(student, lms, linked, run_qu
     teacher.force_login(hoca)
     page = teacher.get(reverse("lti:outbox", args=["mini"])).content.decode()
     assert "The LMS says: xxx" in page and "x" * 400 not in page and "…" in page
+
+
+def test_scores_queued_before_an_unlink_are_not_sent(lms, linked, make_user, run_queue):
+    from lti.linking import unlink
+
+    student = launch(lms, "ayse")
+    answer(student, "a")  # queued, not sent yet
+    assert unlink(LtiContext.objects.get(context_id="lms-course-1"), make_user("admin", is_staff=True))
+    run_queue()
+    assert not lms.scores
+    assert row().delivery == "failing" and "no longer linked" in row().last_error
