@@ -21,7 +21,7 @@ from courses.selftest import submit_answer
 from grader.models import Submission, Verdict
 from jobs.signals import score_changed
 from jobs.sweeper import sweep
-from studio import drafts, structure
+from studio import answer_regrade, drafts, structure
 from studio.models import AnswerRegradeItem
 
 # queue: also run on PostgreSQL (the workers lock the answers they store grades in).
@@ -180,6 +180,24 @@ def test_taking_the_offer_grades_the_answers_again_and_the_students_progress_fol
     offer = _offers(html.unescape(client.get(publish_url).text))
     assert response.url in offer and 'name="question"' not in offer
     assert "Cevapları yeni cevaplara göre yeniden notlandırıldı." in offer, offer
+
+
+def test_a_large_regrade_is_stored_a_chunk_at_a_time(
+    client, mini_course, teacher, answered, run_queue, score_changes, monkeypatch
+):
+    monkeypatch.setattr(answer_regrade, "CHUNK", 1)  # each answer its own transaction
+    ayse, burak = (e.user for e in Enrollment.objects.order_by("user__username"))
+    _swap_the_right_option(mini_course, teacher)
+    publish_url = _publish_url(client, run_queue)
+    score_changes.clear()
+
+    response = client.post(publish_url + "yeniden-notlandir/", {"question": ["first-choice"]})
+
+    # Each chunk stores its answers' grades and tells score_changed of them together.
+    assert score_changes == [[ayse.pk], [burak.pk]]
+    assert _scores(mini_course, ayse, burak) == [(0.0, 0), (1.0, 1)]
+    counts = _counts(html.unescape(client.get(response.url).text))
+    assert (counts["Cevaplar"], counts["Puanı artan"], counts["Puanı düşen"]) == ("2", "1", "1")
 
 
 def test_a_regrade_needs_a_question_the_publish_offered(client, mini_course, teacher, answered, run_queue):
