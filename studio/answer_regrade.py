@@ -25,7 +25,14 @@ from courses.models import Attempt, Course, Question, QuestionVariant
 from courses.pagecache import touch_lessons
 from jobs.signals import send_score_changed
 
-from .impact import answers_graded_before, asked_now, current_variants, grade_again, graded_on_earlier
+from .impact import (
+    answers_graded_before,
+    asked_now,
+    current_variants,
+    grade_again,
+    graded_on_earlier,
+    last_change,
+)
 from .models import AnswerRegrade, AnswerRegradeItem
 
 log = logging.getLogger("grader")
@@ -35,21 +42,27 @@ CHUNK = 500
 
 
 def start(
-    course: Course, questions: list[Question], user, published_at: datetime, publish_id: str = ""
+    course: Course,
+    questions: list[Question],
+    user,
+    published_at: datetime | None = None,
+    publish_id: str = "",
 ) -> AnswerRegrade:
     """Grade again the answers of ``questions`` graded on the version the publish at
-    ``published_at`` replaced (studio.impact.answers_graded_before): those that run no code
-    now, the others queued for a grading worker. Each chunk of answers is its own transaction
+    ``published_at`` replaced (studio.impact.answers_graded_before; None: each question's last
+    change, else now): those that run no code now, the others queued for a grading worker. Each chunk of answers is its own transaction
     (its answers' grades, their items and score_changed together), so a large course is never
     held in one."""
+    now = timezone.now()
     regrade = AnswerRegrade.objects.create(
-        course=course, created_by=user, publish_id=publish_id, created_at=timezone.now()
+        course=course, created_by=user, publish_id=publish_id, created_at=now
     )
     for question in questions:
         kind = get_kind(question.kind)
         if kind is None:
             continue
-        ids = list(answers_graded_before(question, published_at).values_list("pk", flat=True))
+        changed_at = published_at or last_change(question) or now
+        ids = list(answers_graded_before(question, changed_at).values_list("pk", flat=True))
         touch = False
         for chunk in batched(ids, CHUNK):
             touch |= _regrade_chunk(regrade, question, kind, chunk)

@@ -137,6 +137,11 @@ def answers_graded_before(question, published_at: datetime):
     return answers.order_by("pk")
 
 
+def last_change(question) -> datetime | None:
+    """When a publish last changed how ``question`` grades (None: none recorded)."""
+    return GradingChange.objects.filter(question=question).aggregate(last=Max("changed_at"))["last"]
+
+
 def graded_on_earlier(question, attempts):
     """Each of ``attempts`` (answers to ``question``) that was asked otherwise than today, with
     what ``asked_now`` says of it."""
