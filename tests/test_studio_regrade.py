@@ -356,6 +356,7 @@ def test_code_blank_answers_are_graded_again_by_a_grading_worker(
     offer = _offers(html.unescape(client.get(publish_url).text))
     assert "Notlandırıcı cevaplarının bazılarını hâlâ yeniden notlandırıyor" in offer, offer
     assert 'name="question"' not in offer and "✓" not in offer
+    assert "tarihinde istenen yeniden notlandırılması: ne yaptığına bakın" in offer, offer
     # Its worker is lost again and again: the sweeper gives up, and the answer keeps its grade.
     _lose_its_worker_until_the_sweeper_gives_up(AnswerRegradeItem.objects.get())
     page = html.unescape(client.get(response.url).text)
