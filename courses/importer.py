@@ -71,7 +71,7 @@ def _retire(queryset, keep: set[str], report: ImportReport, what: str) -> None:
         report.note("-", what, obj.slug, "retired; student data kept")
 
 
-def import_course(path, *, prepare_exercises=None, force: bool = False) -> ImportReport:
+def import_course(path, *, prepare_exercises=None, force: bool = False, on_synced=None) -> ImportReport:
     """Validate the folder at ``path`` and sync it in one transaction; keep its files.
 
     ``prepare_exercises(source)`` may add problems (e.g. reference solutions that fail) and
@@ -79,7 +79,8 @@ def import_course(path, *, prepare_exercises=None, force: bool = False) -> Impor
     still run (in the sandbox): a question with variants cannot be stored without them. On any
     problem, ImportRefused is raised and the database is left as it was. So it is when the
     import would overwrite a row or file edited in the database since the last import, unless
-    ``force``: the problems then say what would be overwritten.
+    ``force``: the problems then say what would be overwritten. ``on_synced(course)`` runs last
+    inside the import's transaction (the studio records its revision there: both or neither).
     """
     source: CourseSource = load_course(path)
     files: dict[str, bytes] = {}
@@ -223,6 +224,8 @@ def import_course(path, *, prepare_exercises=None, force: bool = False) -> Impor
         Course.objects.filter(pk=course.pk).update(
             imported_at=timezone.now(), source_path=str(source.root), imported_digests=content_digests(course)
         )
+        if on_synced is not None:
+            on_synced(course)
     return report
 
 

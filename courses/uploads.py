@@ -200,7 +200,7 @@ def slug_of(root: Path) -> str:
     return slug if isinstance(slug, str) and slug else root.name
 
 
-def import_folder(root: Path, *, force: bool = False) -> dict:
+def import_folder(root: Path, *, force: bool = False, on_synced=None) -> dict:
     """Import the course folder at ``root`` as ``import_course`` does, with the exercises'
     checks and grading data, under the course's lock. When the course then reads ``root``,
     the upload folder it read before is removed. The outcome as the status pages show it:
@@ -210,7 +210,10 @@ def import_folder(root: Path, *, force: bool = False) -> dict:
         earlier = Course.objects.filter(slug=slug_of(root)).values_list("source_path", flat=True).first()
         try:
             report = import_course(
-                root, prepare_exercises=lambda source: check_exercises(source, build=True), force=force
+                root,
+                prepare_exercises=lambda source: check_exercises(source, build=True),
+                force=force,
+                on_synced=on_synced,
             )
         except ImportRefused as refused:
             return {"imported": False, "problems": [str(problem) for problem in refused.problems]}

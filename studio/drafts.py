@@ -6,8 +6,8 @@ through the same validation and queued import as an uploaded course folder.
   questions, and only a publish imports.
 - ``publish`` writes the working copy into a fresh folder where uploads live, checks it with
   ``load_course`` (problems come back as file:line, and nothing is queued), then queues
-  ``publish_files``, which imports it as ``courses.uploads.import_upload`` does (one
-  transaction: all or nothing) and records a Revision of what changed.
+  ``publish_files``, which imports it as ``courses.uploads.import_upload`` does and records
+  a Revision of what changed, in the import's one transaction: all or nothing.
 - The import's guard against overwriting rows edited in the database since the last import
   (the admin) stays on: the working copy is built from the files, so such an edit would be
   lost silently. The instructor sees what would be overwritten and may ask to overwrite it.
@@ -27,7 +27,7 @@ from django.utils.translation import gettext as _
 from courses.authoring import PATH_NAME, Problem, load_course
 from courses.exporter import FILE_SUFFIXES, MAX_FILE_BYTES, export_course, folder_name, sha256, skipped
 from courses.models import Course
-from courses.uploads import course_lock, discard, import_upload, unpack
+from courses.uploads import course_lock, discard, import_folder, unpack
 
 from .impact import grading_snapshot, regrade_offers
 from .models import DraftFile, ExerciseCheck, Revision, folder_digest
@@ -236,7 +236,16 @@ def publish_files(path: str, force: bool, user_id: int | None, course_id: int, s
     with course_lock(course.slug):  # what the import changed is what it found, not another's
         before = export_course(course)
         grading = grading_snapshot(course)
-        outcome = import_upload.call(path, force, user_id)
+        recorded: list[Revision | None] = []
+
+        def record(imported: Course) -> None:
+            # Inside the import's transaction: a publish and its revision are stored together.
+            recorded.append(_record(imported, user_id, summary, before, export_course(imported)))
+
+        try:
+            outcome = import_folder(Path(path), force=force, on_synced=record)
+        finally:
+            discard(Path(path))  # unless the course now reads it
         if not outcome["imported"]:
             folder = Path(path).name
             outcome["problems"] = [p.removeprefix(f"{folder}/") for p in outcome["problems"]]
@@ -245,8 +254,7 @@ def publish_files(path: str, force: bool, user_id: int | None, course_id: int, s
         # instant since the import committed counts as graded before it, and a regrade on the
         # same answers keeps its grade.
         published_at = timezone.now()
-        after = export_course(course)
-        revision = _record(course, user_id, summary, before, after)
+        revision = recorded[0] if recorded else None
         outcome["regrade"] = regrade_offers(course, grading, published_at)
         outcome["published_at"] = published_at.isoformat()
     outcome["revision"] = revision.number if revision else None

@@ -176,3 +176,24 @@ def test_a_revision_whose_files_an_upload_changed_since_is_not_restored_half(min
     assert [p.file for p in outcome.problems] == ["02-second/lesson.md"]
     assert "geri getirilemez" in outcome.problems[0].message
     assert not mini_course.draft_files.exists() and outcome.result_id == ""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_publish_whose_revision_cannot_be_recorded_publishes_nothing(
+    mini_course, teacher, run_queue, monkeypatch
+):
+    # Publishing and its revision are one transaction: no change students see without its record.
+    _edit(mini_course, teacher, "Skor $QK^T$ ile hesaplanır", "Skor başka türlü hesaplanır")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the revision could not be stored")
+
+    monkeypatch.setattr(drafts, "_record", broken)
+    drafts.publish(mini_course, teacher)
+    run_queue()
+    assert "başka türlü" not in _published_body()
+    assert not mini_course.revisions.exists() and mini_course.draft_files.exists()
+    monkeypatch.undo()
+    drafts.publish(mini_course, teacher)
+    run_queue()
+    assert "başka türlü" in _published_body() and mini_course.revisions.count() == 1
