@@ -19,7 +19,9 @@ from courses.uploads import MAX_ZIP_BYTES, UploadRefused, check, discard, import
 
 
 def _may_manage(user, course: Course) -> bool:
-    return user.is_staff or course.is_instructor(user)
+    """The course's instructors (and superusers): staff status is for the admin, and an
+    instructor who uses it does not get the files of courses they do not teach."""
+    return user.is_superuser or course.is_instructor(user)
 
 
 def _get_course(request: HttpRequest, slug: str) -> Course:
@@ -92,7 +94,8 @@ def course_zip(request: HttpRequest, course_slug: str) -> HttpResponse:
 
 @login_required
 def upload(request: HttpRequest) -> HttpResponse:
-    """Staff upload any course; an instructor, a new version of a course they teach."""
+    """Staff upload a new course; an instructor, a new version of a course they teach
+    (superusers, any)."""
     if not (request.user.is_staff or Course.objects.filter(instructors=request.user.pk).exists()):
         raise Http404
     form = UploadForm(request.POST or None, request.FILES or None)
@@ -109,7 +112,11 @@ def upload(request: HttpRequest) -> HttpResponse:
             if source.problems:
                 problems = [str(problem) for problem in source.problems]
                 discard(root)
-            elif not (request.user.is_staff or (course is not None and course.is_instructor(request.user))):
+            elif not (
+                request.user.is_superuser
+                or (course is None and request.user.is_staff)  # a new course: the site's staff
+                or (course is not None and course.is_instructor(request.user))
+            ):
                 discard(root)
                 form.add_error(
                     "archive",
@@ -131,7 +138,7 @@ def upload_status(request: HttpRequest, result_id) -> HttpResponse:
         result = import_upload.get_result(str(result_id))
     except (TaskResultDoesNotExist, TaskResultMismatch):
         raise Http404 from None
-    if result.args[2] != request.user.pk and not request.user.is_staff:
+    if result.args[2] != request.user.pk and not request.user.is_superuser:
         raise Http404
     outcome = result.return_value if result.status == TaskResultStatus.SUCCESSFUL else None
     course = (

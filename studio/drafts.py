@@ -43,8 +43,9 @@ class DraftRefused(Exception):
 
 
 def may_author(user, course: Course) -> bool:
-    """Only the course's instructors (and staff) author it."""
-    return user.is_authenticated and (user.is_staff or course.is_instructor(user))
+    """Only the course's instructors author it (and superusers). Staff status is for the admin:
+    an instructor who uses the admin does not author courses they do not teach."""
+    return user.is_authenticated and (user.is_superuser or course.is_instructor(user))
 
 
 def working_copy(course: Course, only: str | None = None) -> dict[str, bytes]:

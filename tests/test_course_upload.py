@@ -40,7 +40,7 @@ def _mini_entries(top: str = "mini") -> dict[str, bytes]:
 
 
 @pytest.mark.django_db
-def test_only_the_course_instructors_and_staff_download_its_files(client, mini_course, make_user, alice):
+def test_only_the_course_instructors_and_superusers_download_its_files(client, mini_course, make_user, alice):
     url = reverse("instructors:course_zip", args=["mini"])
     assert client.get(url).status_code == 302  # to the login page
     client.force_login(alice)  # a student of nothing here
@@ -60,7 +60,9 @@ def test_only_the_course_instructors_and_staff_download_its_files(client, mini_c
         got = {name.removeprefix("mini/"): archive.read(name) for name in archive.namelist()}
     assert got == export_course(mini_course) == _folder_bytes(FIXTURES / "mini")
 
-    client.force_login(make_user("personel", is_staff=True))
+    client.force_login(make_user("personel", is_staff=True))  # the admin's staff, not its teacher
+    assert client.get(url).status_code == 404
+    client.force_login(make_user("yonetici", is_staff=True, is_superuser=True))
     assert client.get(url).status_code == 200
 
 
@@ -202,7 +204,7 @@ def test_the_outcome_of_an_upload_is_shown_only_to_who_uploaded_it_and_staff(cli
 
 @pytest.mark.django_db(transaction=True)
 def test_a_second_upload_becomes_the_course_folder_and_the_first_is_removed(client, make_user, run_queue):
-    client.force_login(make_user("personel", is_staff=True))
+    client.force_login(make_user("yonetici", is_staff=True, is_superuser=True))
     client.post(reverse("instructors:upload"), {"archive": _zip(_mini_entries())})
     run_queue()
     first = Path(Course.objects.get(slug="mini").source_path)
@@ -215,3 +217,11 @@ def test_a_second_upload_becomes_the_course_folder_and_the_first_is_removed(clie
     assert course.title == "Mini kurs, ikinci"
     assert Path(course.source_path) != first and (Path(course.source_path) / "course.toml").is_file()
     assert not first.exists()
+
+
+@pytest.mark.django_db
+def test_staff_who_do_not_teach_a_course_may_not_upload_a_new_version_of_it(client, mini_course, make_user):
+    client.force_login(make_user("personel", is_staff=True))  # staff for the admin, not its teacher
+    response = client.post(reverse("instructors:upload"), {"archive": _zip(_mini_entries())})
+    assert response.status_code == 400
+    assert "mini kursunda eğitmen değilsiniz" in html.unescape(response.text)

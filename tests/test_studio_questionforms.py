@@ -119,7 +119,9 @@ def test_only_the_course_instructors_and_staff_get_in(client, mini_course, make_
         for method, url in urls:
             assert getattr(client, method)(url, _choice_post()).status_code == 404, url
     assert not mini_course.draft_files.exists()
-    client.force_login(make_user("personel", is_staff=True))
+    client.force_login(make_user("personel", is_staff=True))  # staff for the admin only
+    assert client.get(_edit_url()).status_code == 404
+    client.force_login(make_user("yonetici", is_staff=True, is_superuser=True))
     assert client.get(_edit_url()).status_code == 200
 
 
