@@ -10,7 +10,7 @@
 - An LMS course (context) is linked to one Dikkat course at an instructor's first launch, chosen
   from the courses they may ask for (`linkable_courses`). Being Instructor of some LMS course
   gives no rights in Dikkat by itself: the link holds at once only when the launching user
-  already teaches that Dikkat course (or is staff); else it is a request that one of the
+  already teaches that Dikkat course (or is a superuser); else it is a request that one of the
   course's instructors approves (`approve_link`). Until then learners are refused and nobody
   gets rights. Roles map only through an approved link.
 - Instructor rights LTI gives are recorded (`InstructorGrant`) and taken back when the LMS no
@@ -142,8 +142,9 @@ def linkable_courses(platform: Platform, user: User) -> QuerySet[Course]:
 
 def may_link_at_once(user: User, course: Course) -> bool:
     """Whether `user` may link an LMS course to `course` without anyone's approval: they teach
-    it in Dikkat already, or they are staff."""
-    return user.is_staff or course.is_instructor(user)
+    it in Dikkat already, or they are a superuser (staff status is for the admin: an instructor
+    who uses it gets no say in courses they do not teach)."""
+    return user.is_superuser or course.is_instructor(user)
 
 
 def request_link(context: LtiContext, course: Course, user: User) -> bool:
@@ -173,7 +174,7 @@ def request_link(context: LtiContext, course: Course, user: User) -> bool:
 
 
 def approve_link(context: LtiContext, approver: User) -> bool:
-    """An instructor of the asked-for course (or staff) approves an LMS course's link: it holds
+    """An instructor of the asked-for course (or a superuser) approves an LMS course's link: it holds
     from now on, and the LMS instructor who asked becomes an instructor of the course."""
     course = context.requested_course
     if course is None or context.course_id is not None or not may_link_at_once(approver, course):
@@ -193,7 +194,7 @@ def approve_link(context: LtiContext, approver: User) -> bool:
 
 
 def decline_link(context: LtiContext, approver: User) -> bool:
-    """An instructor of the asked-for course (or staff) declines the request; the LMS course
+    """An instructor of the asked-for course (or a superuser) declines the request; the LMS course
     stays unlinked (its instructor may ask again)."""
     course = context.requested_course
     if course is None or context.course_id is not None or not may_link_at_once(approver, course):
@@ -210,13 +211,13 @@ def decline_link(context: LtiContext, approver: User) -> bool:
 
 
 def may_unlink(user: User, context: LtiContext) -> bool:
-    """Whether `user` may undo the link of `context`: staff, an instructor of the course whose
+    """Whether `user` may undo the link of `context`: a superuser, an instructor of the course whose
     rights were given in Dikkat, or one whose rights come from this very LMS course. Rights
     another LMS course gave do not reach this one's students."""
     course = context.course
     if course is None:
         return False
-    if user.is_staff:
+    if user.is_superuser:
         return True
     if not course.is_instructor(user):
         return False
@@ -225,7 +226,7 @@ def may_unlink(user: User, context: LtiContext) -> bool:
 
 
 def unlink(context: LtiContext, user: User) -> bool:
-    """An instructor of the linked course (or staff) undoes an LMS course's link: its students
+    """An instructor of the linked course (or a superuser) undoes an LMS course's link: its students
     can no longer enter through it, and the instructor rights it gave are taken back (rights
     given in Dikkat itself stay; work and enrolments stay). The LMS course may ask again."""
     course = context.course

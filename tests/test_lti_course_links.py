@@ -44,20 +44,21 @@ def text_of(response) -> str:
     return html.unescape(response.content.decode())
 
 
-def test_only_the_courses_instructors_and_staff_see_the_page(request_waits, mini_course, make_user):
+def test_only_the_courses_instructors_and_superusers_see_the_page(request_waits, mini_course, make_user):
     hoca = make_user("hoca")
     mini_course.instructors.add(hoca)
     page = text_of(browser_of(hoca).get(PAGE))
     assert "“Mini kurs” kursunun LMS kursları" in page
     assert "Dikkat 101 (LMS)" in page and "Ayşe Hoca" in page and "ayse@lms.example" in page
-    assert browser_of(make_user("admin", is_staff=True)).get(PAGE).status_code == 200
+    assert browser_of(make_user("admin", is_staff=True, is_superuser=True)).get(PAGE).status_code == 200
 
     student = make_user("ogrenci")
     mini_course.enroll(student)
     other = make_user("other-teacher")
     Course.objects.create(slug="other", title="Başka kurs").instructors.add(other)
     asker = LtiUser.objects.get(sub="teacher-1").user  # not an instructor of the course (yet)
-    for user in (student, other, asker):
+    staff = make_user("personel", is_staff=True)  # staff status is for the admin only
+    for user in (student, other, asker, staff):
         browser = browser_of(user)
         assert browser.get(PAGE).status_code == 404
         answer = browser.post(PAGE, {"context": request_waits.pk, "action": "approve"})
@@ -161,7 +162,7 @@ def test_an_instructor_unlinks_an_approved_lms_course_and_its_rights_and_entry_e
 def test_rights_another_lms_course_gave_do_not_unlink_this_one(
     request_waits, mini_course, make_user, platform
 ):
-    staff = browser_of(make_user("admin", is_staff=True))
+    staff = browser_of(make_user("admin", is_staff=True, is_superuser=True))
     staff.post(PAGE, {"context": request_waits.pk, "action": "approve"})
     asker = LtiUser.objects.get(sub="teacher-1").user  # teaches the course through section A's link
     section_b = LtiContext.objects.create(

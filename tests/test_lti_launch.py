@@ -55,7 +55,7 @@ def linked(platform, mini_course, client, make_user):
     response = client.post("/lti/kurs-sec/", {"course": "mini"})
     assert response.status_code == 302
     client.logout()
-    assert approve_link(LtiContext.objects.get(), make_user("lti-admin", is_staff=True))
+    assert approve_link(LtiContext.objects.get(), make_user("lti-admin", is_staff=True, is_superuser=True))
     return mini_course
 
 
