@@ -2,6 +2,8 @@
 preview (live and without JavaScript), publishing with its problems at their line, and the
 revisions with their diffs and "go back". Only the course's instructors (and superusers) get in."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -160,6 +162,10 @@ def test_publish_then_revisions_show_the_diff_and_go_back(client, mini_course, t
     run_queue()
     page = client.get(reverse("studio:revisions", args=["mini"])).text
     assert "Sürüm 2" in page and "İlk düzeltme" in page
+    # Who published each revision, and when (in Turkish dates).
+    assert re.search(
+        r'<p class="muted">\d+ [A-ZÇĞİÖŞÜ][a-zçğıöşü]+ \d{4} [^<]*· hoca · İlk düzeltme</p>', page
+    ), page
     assert "-Birinci ile" in page and "+İkinci ile" in page
     assert page.count("Bu sürüme dön") == 1  # the latest is what is published
 
