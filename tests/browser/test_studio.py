@@ -8,6 +8,7 @@ answers every question (a code blank graded by the worker) and submits to the ex
 languages."""
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -485,3 +486,21 @@ def test_an_instructor_creates_a_lesson_every_kind_of_question_and_an_exercise_a
     student_page.keyboard.insert_text("import numpy as np\n\n\ndef scale(x):\n    return 2 * x\n")
     exercise.get_by_role("button", name="Notlandırmaya gönder").click()
     expect(result).to_contain_text("Bütün durumlar geçti", timeout=30_000)
+
+
+def test_an_instructor_moves_a_lesson_up_and_publishes_the_new_order(page, teacher, student_page, run_queue):
+    _login(page, "hoca")
+    page.goto(page.base_url + "/egitmen/mini/yazarlik/")
+    lessons = page.locator("ol.studio-lessons > li h2")
+    expect(lessons.first).to_contain_text("1. Birinci ders")
+    page.get_by_role("button", name="Yukarı: İkinci ders", exact=True).click()
+    expect(lessons.first).to_contain_text("İkinci ders")
+    expect(lessons.nth(1)).to_contain_text("Birinci ders")
+    page.get_by_role("button", name="Kursun tamamını yayınla").click()
+    page.wait_for_load_state()
+    run_queue()
+    page.reload()
+    assert "Sürüm 1 olarak yayınlandı" in page.inner_text("main")
+    student_page.goto(student_page.base_url + "/kurs/mini/")
+    titles = student_page.locator("main").get_by_role("link", name=re.compile(r"^(Birinci|İkinci) ders$"))
+    expect(titles.first).to_have_text("İkinci ders")
