@@ -99,6 +99,7 @@ GRADER_FAILED = "grader failed"
 # seconds) or None]. Optional fields are read with getattr: missing shows as missing, not a crash.
 OUTCOMES = f"""
 import json
+from django_tasks_db.models import DBTaskResult
 from courses.models import Attempt
 from grader.models import Submission
 
@@ -117,6 +118,11 @@ print(json.dumps({{
         str(a.pk): row(a, ("correct" if a.correct else "wrong") if a.status == "done" else None)
         for a in Attempt.objects.filter(kind="answer")
     }},
+    # When each task a grading worker finished (or was still in) ran: how busy the workers were.
+    "tasks": [
+        [t.started_at.timestamp(), t.finished_at.timestamp() if t.finished_at else None]
+        for t in DBTaskResult.objects.filter(started_at__isnull=False).only("started_at", "finished_at")
+    ],
 }}))
 """
 
@@ -366,6 +372,7 @@ class CpuAccount:
         self.self0 = time.process_time()
         self.base = {pid: process_cpu(pid) for pid in site_processes(marker)}
         self.seen: dict[int, tuple[str, float]] = {}
+        self.samples: list[tuple[float, float]] = [(time.time(), self.busy0)]  # (epoch, machine_busy())
 
     def sample(self) -> None:
         """Note every site process's CPU so far (killed workers keep what they had used)."""
@@ -492,9 +499,11 @@ def rush(
     account = CpuAccount(marker)
     notes: list[str] = []
     report_at = start + 30
+    busy_at_report = machine_busy()
     while any(t.is_alive() for t in threads) and time.monotonic() < until:
         time.sleep(0.5)
         account.sample()
+        account.samples.append((time.time(), machine_busy()))
         now = time.monotonic()
         waiting = sum(1 for j in jobs if j.id is not None and j.seen is None)
         # A kill when nothing is in flight proves nothing: it waits (up to KILL_WAIT) for work
@@ -512,8 +521,10 @@ def rush(
             report_at += 30
             sent = sum(1 for j in jobs if j.id is not None)
             seen = sum(1 for j in jobs if j.seen is not None)
+            busy, busy_at_report = machine_busy() - busy_at_report, machine_busy()
             print(
-                f"    {now - start:4.0f} s: {sent} sent, {seen} verdicts seen, {sent - seen} waiting",
+                f"    {now - start:4.0f} s: {sent} sent, {seen} verdicts seen, {sent - seen} waiting; "
+                f"the machine was busy {100 * busy / (30 * (os.cpu_count() or 1)):.0f} % of the last 30 s",
                 flush=True,
             )
     for thread in threads:
@@ -547,7 +558,8 @@ def stop_site(server: subprocess.Popen[bytes], marker: str) -> None:
         pass
 
 
-def read_outcomes(env: dict[str, str]) -> dict[str, dict[str, list[Any]]]:
+def read_outcomes(env: dict[str, str]) -> tuple[dict[str, dict[str, list[Any]]], list[list[float | None]]]:
+    """What became of everything sent, per kind (see OUTCOMES), and when each task ran."""
     check = subprocess.run(
         [PYTHON, "manage.py", "shell", "-v", "0", "-c", OUTCOMES],
         cwd=ROOT,
@@ -556,8 +568,9 @@ def read_outcomes(env: dict[str, str]) -> dict[str, dict[str, list[Any]]]:
         text=True,
         check=True,
     )
-    outcomes: dict[str, dict[str, list[Any]]] = json.loads(check.stdout)
-    return outcomes
+    outcomes = json.loads(check.stdout)
+    tasks: list[list[float | None]] = outcomes.pop("tasks")
+    return outcomes, tasks
 
 
 def report(
@@ -685,6 +698,52 @@ def report(
     return sound, targets
 
 
+def pace(
+    jobs: list[Job],
+    stored: dict[str, dict[str, list[Any]]],
+    tasks: list[list[float | None]],
+    samples: list[tuple[float, float]],
+    workers: int,
+    step: float = 30.0,
+) -> list[str]:
+    """Where the grading pace went, per ``step`` seconds of the run: sent, graded, still waiting
+    at its end, how busy the machine was (all cores) and how much of the grading workers' time
+    was spent in a task. A queue that grows while both are well below 100 % is lost to something
+    other than the CPU (a worker waiting between tasks, on the database or on a sandbox)."""
+    if len(samples) < 2:
+        return []
+    posted = sorted(j.posted for j in jobs if j.id is not None and j.posted is not None)
+    finished = sorted(row[4] for rows in stored.values() for row in rows.values() if row[4] is not None)
+    cores = os.cpu_count() or 1
+    times = [t for t, _ in samples]
+
+    def busy_at(when: float) -> float:
+        return samples[max(0, bisect.bisect_right(times, when) - 1)][1]
+
+    first, end = samples[0][0], samples[-1][0]
+    lines = [
+        f"pace per {step:.0f} s: sent, graded, waiting at its end, machine busy, grading workers in a task"
+    ]
+    low = first
+    while low < end - 1:
+        high = min(low + step, end)
+        sent = bisect.bisect_left(posted, high) - bisect.bisect_left(posted, low)
+        graded = bisect.bisect_left(finished, high) - bisect.bisect_left(finished, low)
+        waiting = bisect.bisect_left(posted, high) - bisect.bisect_left(finished, high)
+        machine = (busy_at(high) - busy_at(low)) / (cores * (high - low))
+        in_task = sum(
+            max(0.0, min(high, stop if stop is not None else end) - max(low, start))
+            for start, stop in tasks
+            if start is not None
+        ) / (max(1, workers) * (high - low))
+        lines.append(
+            f"  {low - first:4.0f}–{high - first:4.0f} s: {sent:4} sent, {graded:4} graded, {waiting:4} waiting; "
+            f"machine busy {100 * machine:3.0f} %, workers in a task {100 * in_task:3.0f} %"
+        )
+        low = high
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -771,9 +830,10 @@ def main() -> int:
     finally:
         stop_site(server, f"DIKKAT_LOADTEST={var.name}")
 
-    stored = read_outcomes(env)
+    stored, tasks = read_outcomes(env)
     print(f"==> What became of them (the database after {elapsed:.0f} s)")
     sound, targets = report(jobs, stored, seconds)
+    print("\n".join(pace(jobs, stored, tasks, account.samples, args.workers)))
     print("SIGKILL: " + ("; ".join(note.strip() for note in killed) or "none"))
     polls = [j.polls for j in jobs if j.id is not None]
     if polls:
