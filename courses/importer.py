@@ -230,14 +230,22 @@ def import_course(path, *, prepare_exercises=None, force: bool = False, on_synce
 
 
 SCORED = ("lesson", "question", "exercise")
+# Fields whose change changes what scores are out of: an item moved to another lesson, an
+# assessment's items or late credit.
+SCORE_FIELDS = {"question": {"lesson"}, "exercise": {"lesson"}, "assessment": {"items", "late"}}
 
 
 def _scores_may_change(report: ImportReport) -> bool:
-    """Whether the import created, retired or restored a scored item (or changed its points)."""
+    """Whether the import created, retired or restored a scored item, moved one to another
+    lesson, or changed an assessment's items or late credit."""
     for line in report.changes:
         symbol, what, *_rest = line.split(" ", 2)
-        if what in SCORED and (symbol in "+-" or "restored" in line or "points" in line):
+        if what in SCORED and (symbol in "+-" or line.endswith("(restored)")):
             return True
+        if symbol == "~" and "(changed: " in line:
+            changed = set(line.rsplit("(changed: ", 1)[1].rstrip(")").split(", "))
+            if changed & SCORE_FIELDS.get(what, set()):
+                return True
     return False
 
 

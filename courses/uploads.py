@@ -224,9 +224,17 @@ def import_folder(root: Path, *, force: bool = False, on_synced=None) -> dict:
 
 @task(queue_name="default", priority=-50)
 def import_upload(path: str, force: bool, user_id: int | None) -> dict:
-    """Import an unpacked upload as ``import_course`` does (``user_id``: who may see the outcome).
-    The folder is removed unless the course now reads it, also when the import raises."""
+    """Import an unpacked upload as ``import_course`` does (``user_id``: who may see the outcome,
+    and the first instructor of a course that has none). The folder is removed unless the
+    course now reads it, also when the import raises."""
+
+    def first_instructor(course: Course) -> None:
+        # Staff may upload a new course: its uploader teaches it (else nobody but a superuser
+        # could author it, approve its LMS links or re-upload it).
+        if user_id is not None and not course.instructors.exists():
+            course.instructors.add(user_id)
+
     try:
-        return import_folder(Path(path), force=force)
+        return import_folder(Path(path), force=force, on_synced=first_instructor)
     finally:
         discard(Path(path))

@@ -120,9 +120,7 @@ def upload(request: HttpRequest) -> HttpResponse:
                 discard(root)
                 form.add_error(
                     "archive",
-                    _(
-                        "You are not an instructor of the course %(slug)s: only its instructors and staff may import it."
-                    )
+                    _("You are not an instructor of the course %(slug)s: only its instructors may import it.")
                     % {"slug": source.slug},
                 )
             else:

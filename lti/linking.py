@@ -242,10 +242,8 @@ def unlink(context: LtiContext, user: User) -> bool:
         unlinked = LtiContext.objects.filter(pk=context.pk, course=course).update(
             course=None, requested_course=None, requested_at=None, approved_by=None, linked_at=None
         )
-        # Its links forget what they opened: linked again (perhaps to another course), each
-        # link takes its target from its next launch. Scores still queued for them are not
-        # sent (passback.link_score: no course).
-        ResourceLink.objects.filter(context=context).update(lesson=None, exercise=None, assessment=None)
+        # Scores still queued for its links are not sent (passback.link_score: no course); a
+        # link keeps its target, which counts only while it is an item of the linked course.
         context.refresh_from_db()
     if unlinked:
         logger.info("LTI: %s unlinked LMS course %s from %s", user.username, context, course.slug)

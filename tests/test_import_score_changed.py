@@ -41,3 +41,15 @@ def test_a_retired_question_tells_it_too(mini_course, mini_course_dir, alice, he
     questions.write_text("", encoding="utf-8")
     import_course(mini_course_dir)
     assert heard == [([alice.pk], mini_course.pk, None)]
+
+
+def test_a_question_moved_to_another_lesson_tells_it_too(mini_course, mini_course_dir, alice, heard):
+    mini_course.enroll(alice)
+    first = mini_course_dir / "01-first" / "questions.toml"
+    (mini_course_dir / "02-second" / "questions.toml").write_text(
+        first.read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    first.write_text("", encoding="utf-8")
+    report = import_course(mini_course_dir)
+    assert any(line.startswith("~ question first-choice (changed: lesson") for line in report.changes)
+    assert heard == [([alice.pk], mini_course.pk, None)]

@@ -271,7 +271,10 @@ def test_scores_queued_before_an_unlink_are_not_sent(lms, linked, make_user, run
 
     student = launch(lms, "ayse")
     answer(student, "a")  # queued, not sent yet
-    assert unlink(LtiContext.objects.get(context_id="lms-course-1"), make_user("admin", is_staff=True, is_superuser=True))
+    assert unlink(
+        LtiContext.objects.get(context_id="lms-course-1"),
+        make_user("admin", is_staff=True, is_superuser=True),
+    )
     run_queue()
     assert not lms.scores
     assert row().delivery == "failing" and "no longer linked" in row().last_error

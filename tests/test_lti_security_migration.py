@@ -82,8 +82,8 @@ def test_links_made_before_approvals_are_judged_by_todays_rules():
         stranger = lms_account("stranger")
         course.instructors.add(stranger)
         contexts.create(platform=platform, context_id="own", course=course, linked_by=stranger)
-        # Staff linked another LMS course; its LMS teacher became an instructor through it.
-        staff = users.create(username="staff", is_staff=True, password="pbkdf2_sha256$x")
+        # A superuser linked another LMS course; its LMS teacher became an instructor through it.
+        staff = users.create(username="staff", is_staff=True, is_superuser=True, password="pbkdf2_sha256$x")
         teacher = lms_account("teacher")
         course.instructors.add(teacher)
         kept = contexts.create(platform=platform, context_id="section-a", course=course, linked_by=staff)

@@ -3,7 +3,7 @@ instructor rights old launches gave become grants the LMS's roster can take back
 
 Under the old rules any instructor of any LMS course could link it to the platform's Dikkat
 course and became its instructor. Now:
-- a link made by staff, or by someone who teaches the course with a Dikkat password (rights
+- a link made by a superuser, or by someone who teaches the course with a Dikkat password (rights
   given in Dikkat), counts as approved by them; a link an administrator set in the admin (no
   one launched to make it) holds;
 - any other link waits for the approval of one of the course's instructors (its students are
@@ -36,7 +36,7 @@ def old_links_need_approval(apps, schema_editor):
         sides = judged.setdefault((course.pk, context.platform_id), {"kept": [], "reset": []})
         if linker is None:  # set by an administrator in the admin: their word holds
             sides["kept"].append(context)
-        elif linker.is_staff or teaches_here:
+        elif linker.is_superuser or teaches_here:
             LtiContext.objects.filter(pk=context.pk).update(approved_by=linker)
             sides["kept"].append(context)
         else:
