@@ -213,3 +213,31 @@ def test_worker_killed_mid_grade_is_requeued_and_graded_by_another(alice, lab, s
             os.killpg(first.pid, signal.SIGKILL)
     submission.refresh_from_db()
     assert (submission.verdict, submission.tries) == ("passed", 2)
+
+
+def test_a_worker_that_finds_work_takes_the_next_job_without_its_idle_pause(alice, lab, attn):
+    """The idle pause (--interval) is only for an empty queue: a worker with a queue of work
+    goes from one job straight to the next, so a deadline's backlog is graded at the sandbox's
+    pace, not one job per pause."""
+    lab.enroll(alice)
+    submitted = [submit(alice, attn, SOLUTION + f"# try {n}\n").submission.pk for n in range(3)]
+    worker = subprocess.Popen(
+        [sys.executable, "manage.py", "grading_worker", "--no-startup-delay", "--interval", "30"],
+        cwd=ROOT,
+        env=worker_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while Submission.objects.filter(pk__in=submitted, status="done").count() < 3:
+            assert time.monotonic() < deadline, "the worker did not grade the queue"
+            time.sleep(0.2)
+    finally:
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait()
+    graded = Submission.objects.filter(pk__in=submitted).order_by("started_at")
+    assert [s.verdict for s in graded] == ["passed"] * 3
+    # One idle pause between two of them would have taken 30 s.
+    assert (graded.last().finished_at - graded.first().started_at).total_seconds() < 20
