@@ -68,6 +68,8 @@ def start(
             touch |= _regrade_chunk(regrade, question, kind, chunk)
         if touch:
             touch_lessons(Question, question)
+    regrade.finished_at = timezone.now()
+    AnswerRegrade.objects.filter(pk=regrade.pk).update(finished_at=regrade.finished_at)
     return regrade
 
 

@@ -173,6 +173,9 @@ class AnswerRegrade(models.Model):
         verbose_name=_("requested by"),
     )
     created_at = models.DateTimeField(_("requested"), default=timezone.now)
+    # Set once every chosen answer was graded again or queued: a regrade cut off midway (its
+    # request died) is offered again for the answers it did not reach.
+    finished_at = models.DateTimeField(_("all answers reached"), null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]

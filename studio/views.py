@@ -309,11 +309,17 @@ def _regrade_state(regrades, slug: str) -> dict:
     on some, the others are done) or "done"; "regrade" is the last regrade that has it."""
     items = AnswerRegradeItem.objects.filter(regrade__in=regrades, attempt__question__slug=slug)
     statuses = set(items.values_list("status", flat=True))
-    last = items.order_by("-regrade__created_at", "-regrade__pk").values_list("regrade", flat=True).first()
+    last, last_finished = (
+        items.order_by("-regrade__created_at", "-regrade__pk")
+        .values_list("regrade", "regrade__finished_at")
+        .first()
+    ) or (None, None)
     if not statuses:
         state = None
     elif statuses & {AnswerRegradeItem.Status.QUEUED, AnswerRegradeItem.Status.RUNNING}:
         state = "waiting"
+    elif last_finished is None:
+        state = None  # cut off midway (its request died): offered again for the rest
     elif AnswerRegradeItem.Status.FAILED in statuses:
         state = "failed"
     else:

@@ -200,6 +200,35 @@ def test_a_large_regrade_is_stored_a_chunk_at_a_time(
     assert (counts["Cevaplar"], counts["Puanı artan"], counts["Puanı düşen"]) == ("2", "1", "1")
 
 
+def test_a_regrade_cut_off_midway_is_offered_again_and_finishes_the_rest(
+    client, mini_course, teacher, answered, run_queue, monkeypatch
+):
+    monkeypatch.setattr(answer_regrade, "CHUNK", 1)
+    ayse, burak = (e.user for e in Enrollment.objects.order_by("user__username"))
+    _swap_the_right_option(mini_course, teacher)
+    publish_url = _publish_url(client, run_queue)
+    real_chunk, calls = answer_regrade._regrade_chunk, []
+
+    def dies_on_the_second(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("the request died here")
+        return real_chunk(*args, **kwargs)
+
+    monkeypatch.setattr(answer_regrade, "_regrade_chunk", dies_on_the_second)
+    with pytest.raises(RuntimeError):
+        client.post(publish_url + "yeniden-notlandir/", {"question": ["first-choice"]})
+    assert _scores(mini_course, ayse, burak) == [(0.0, 0), (0.0, 0)]  # Ayşe regraded, Burak not yet
+    offer = _offers(html.unescape(client.get(publish_url).text))
+    assert 'name="question"' in offer and "yeniden notlandırıldı." not in offer  # offered again
+
+    monkeypatch.setattr(answer_regrade, "_regrade_chunk", real_chunk)
+    client.post(publish_url + "yeniden-notlandir/", {"question": ["first-choice"]})
+    assert _scores(mini_course, ayse, burak) == [(0.0, 0), (1.0, 1)]
+    offer = _offers(html.unescape(client.get(publish_url).text))
+    assert 'name="question"' not in offer and "Cevapları yeni cevaplara göre yeniden notlandırıldı." in offer
+
+
 def test_a_regrade_needs_a_question_the_publish_offered(client, mini_course, teacher, answered, run_queue):
     _swap_the_right_option(mini_course, teacher)
     publish_url = _publish_url(client, run_queue)
