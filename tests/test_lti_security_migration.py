@@ -58,18 +58,24 @@ def test_accounts_go_to_their_issuers_platform_and_keys_get_encrypted():
     assert key.private_key().private_numbers() == private.private_numbers()
 
 
+def _course_and_platform(apps):
+    """A course and an LMS registration as the models of ``apps`` (an earlier state) store them."""
+    course = apps.get_model("courses", "Course").objects.create(slug="eski", title="Eski kurs")
+    platform = apps.get_model("lti", "Platform").objects.create(
+        issuer="https://lms.example",
+        client_id="one",
+        jwks_url="https://lms.example/jwks",
+        auth_url="https://lms.example/auth",
+        token_url="https://lms.example/token",
+    )
+    return course, platform
+
+
 def test_links_made_before_approvals_are_judged_by_todays_rules():
     old = migrate([("lti", "0006_lineitem_claim")])
     try:
         users = old.get_model("auth", "User").objects
-        course = old.get_model("courses", "Course").objects.create(slug="eski", title="Eski kurs")
-        platform = old.get_model("lti", "Platform").objects.create(
-            issuer="https://lms.example",
-            client_id="one",
-            jwks_url="https://lms.example/jwks",
-            auth_url="https://lms.example/auth",
-            token_url="https://lms.example/token",
-        )
+        course, platform = _course_and_platform(old)
         accounts = old.get_model("lti", "LtiUser").objects
         contexts = old.get_model("lti", "LtiContext").objects
 
@@ -110,14 +116,7 @@ def test_old_links_that_hold_grant_what_launches_gave_so_the_roster_can_take_it_
     old = migrate([("lti", "0006_lineitem_claim")])
     try:
         users = old.get_model("auth", "User").objects
-        course = old.get_model("courses", "Course").objects.create(slug="eski", title="Eski kurs")
-        platform = old.get_model("lti", "Platform").objects.create(
-            issuer="https://lms.example",
-            client_id="one",
-            jwks_url="https://lms.example/jwks",
-            auth_url="https://lms.example/auth",
-            token_url="https://lms.example/token",
-        )
+        course, platform = _course_and_platform(old)
         teacher = users.create(username="lms-teacher", password="!unusable")
         old.get_model("lti", "LtiUser").objects.create(
             platform=platform, issuer=platform.issuer, sub="teacher", user=teacher
