@@ -188,21 +188,14 @@ def csv_figures(
     something: the kept score of each of ``items`` in their order (None without one) and
     their last activity. One statement, whose parameters do not grow with the students."""
     place = {_item_id(item): index for index, item in enumerate(items)}
-    tries, params = _tries_sql(items, students)
-    sources = [
-        done.filter(user_id__in=students).values_list("user_id", when).order_by()
-        for done, when in stats.activity_sources(course)
-    ]
-    done, done_params = sources[0].union(*sources[1:], all=True).order_by().query.sql_with_params()
+    with_clause, params = _kept_and_done(course, items, students)
     sql = (
-        f"WITH tries (user_id, item, score, created_at, pk) AS ({tries}), kept AS ({_kept_sql(course)}), "
-        f"done (user_id, at) AS ({done}) "
-        "SELECT user_id, item, score, NULL AS last FROM kept "
+        with_clause + "SELECT user_id, item, score, NULL AS last FROM kept "
         "UNION ALL SELECT user_id, NULL, NULL, MAX(at) FROM done GROUP BY user_id"
     )
     figures: dict[int, tuple[list[float | None], datetime | None]] = {}
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, *done_params])
+        cursor.execute(sql, params)
         for user_id, item, score, last in cursor.fetchall():
             kept, when = figures.get(user_id) or ([None] * len(items), None)
             if item is None:
@@ -211,6 +204,23 @@ def csv_figures(
                 kept[place[item]] = score
             figures[user_id] = (kept, when)
     return figures
+
+
+def _kept_and_done(course: Course, items: list, students) -> tuple[str, list]:
+    """The WITH clause (and its parameters) of the statements that read students' figures:
+    ``kept``, the kept score of each student and item, and ``done``, every dated thing a
+    student did; ``students``, user ids (a list or a query of them)."""
+    tries, params = _tries_sql(items, students)
+    sources = [
+        done.filter(user_id__in=students).values_list("user_id", when).order_by()
+        for done, when in stats.activity_sources(course)
+    ]
+    done, done_params = sources[0].union(*sources[1:], all=True).order_by().query.sql_with_params()
+    return (
+        f"WITH tries (user_id, item, score, created_at, pk) AS ({tries}), kept AS ({_kept_sql(course)}), "
+        f"done (user_id, at) AS ({done}) ",
+        [*params, *done_params],
+    )
 
 
 @dataclass
@@ -230,22 +240,14 @@ def roster(course: Course, items: list, enrolments: list[Enrollment]) -> list[Ro
     rows = {e.user_id: RosterRow(e.user, e.created_at) for e in enrolments}
     if not rows:
         return []
-    user_ids = list(rows)
-    tries, params = _tries_sql(items, user_ids)
-    sources = [
-        done.filter(user_id__in=user_ids).values_list("user_id", when).order_by()
-        for done, when in stats.activity_sources(course)
-    ]
-    done, done_params = sources[0].union(*sources[1:], all=True).order_by().query.sql_with_params()
-    sql = (
-        f"WITH tries (user_id, item, score, created_at, pk) AS ({tries}), kept AS ({_kept_sql(course)}), "
-        f"done (user_id, at) AS ({done}) "
+    with_clause, params = _kept_and_done(course, items, list(rows))
+    sql = with_clause + (
         "SELECT user_id, MAX(at), SUM(score) FROM ("
         "SELECT user_id, at, NULL AS score FROM done UNION ALL SELECT user_id, NULL, score FROM kept"
         ") AS figures GROUP BY user_id"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, *done_params])
+        cursor.execute(sql, params)
         for user_id, last, total in cursor.fetchall():
             rows[user_id].last_activity = _datetime(last)
             rows[user_id].total = total or 0.0
