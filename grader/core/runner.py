@@ -10,9 +10,11 @@ loads the result arrays with strict checks and compares them itself.
 Protocol (see sandbox.py for the host side):
 * the runner imports NumPy, then waits for ``J`` on the control pipe; only
   then does ``/job/job.json`` exist (a pooled sandbox waits here, warm);
-* inputs of phase p are ``/job/p{p}/{index:03d}.{name}.npy``; phase 0 is there
-  at start, later phases appear only after the host answers ``G`` on the
-  control pipe (so hidden inputs do not exist while visible cases run);
+* inputs of phase p are in ``/job/p{p}/inputs.bin`` (.npy files one after another;
+  the job file says where each case's inputs lie and, for plain dtypes, their dtype
+  and shape); phase 0 is there at start, later phases appear only after the host
+  answers ``G`` on the control pipe (so hidden inputs do not exist while visible
+  cases run);
 * for every case: ``case-NNN.start`` (before), ``case-NNN.stdout`` and
   ``case-NNN.stderr`` (student output), ``case-NNN.<result>.npy`` and
   ``case-NNN.status`` (after);
@@ -260,11 +262,30 @@ class Runner:
 
     # -- running ---------------------------------------------------------------
     def load_inputs(self, phase: int, case: dict[str, Any]) -> dict[str, np_types.ndarray]:
+        """The case's input arrays, fresh and writable, from its phase's one inputs file."""
         np = self.np
-        inputs = {}
-        for name in case["inputs"]:
-            path = f"/job/p{phase}/{case['index']:03d}.{name}.npy"
-            inputs[name] = np.load(path, allow_pickle=False)
+        inputs: dict[str, np_types.ndarray] = {}
+        if not case["inputs"]:
+            return inputs
+        fd = os.open(f"/job/p{phase}/inputs.bin", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            for item in case["inputs"]:
+                if "dtype" in item:  # plain dtype: the data straight into a new array
+                    arr = np.empty(item["shape"], dtype=np.dtype(item["dtype"]))
+                    if (
+                        arr.nbytes
+                        and os.preadv(fd, [arr.reshape(-1).view(np.uint8)], item["offset"] + item["skip"])
+                        != arr.nbytes
+                    ):
+                        raise OSError("short input file")
+                else:  # anything else as np.load would read its .npy bytes
+                    import io
+
+                    data = os.pread(fd, item["size"], item["offset"])
+                    arr = np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
+                inputs[item["name"]] = arr
+        finally:
+            os.close(fd)
         return inputs
 
     def prepare(self) -> dict[str, Any] | None:

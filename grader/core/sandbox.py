@@ -884,18 +884,41 @@ def _npy_bytes(arr: np.ndarray) -> bytes:
     return data
 
 
-def _save_npy(path: Path, arr: np.ndarray) -> None:
-    with _open_readable(path) as f:
-        f.write(_npy_bytes(arr))
+# The kinds whose dtype.str names the dtype exactly: the runner rebuilds these arrays from
+# the raw bytes and the job file's dtype and shape, without parsing a .npy header per input.
+PLAIN_KINDS = "biufcSU"
 
 
-def _stage_inputs(in_dir: Path, phase: int, cases: list[tuple[int, dict[str, np.ndarray]]]) -> None:
+def _phase_inputs(cases: list[tuple[int, dict[str, np.ndarray]]]) -> tuple[list[dict[str, Any]], list[bytes]]:
+    """One phase's inputs as one file's parts (the .npy bytes of every input, one after the
+    other) and, per case, where each input lies in it: the runner opens one file per case
+    instead of one per input, and reads plain arrays straight into place."""
+    entries: list[dict[str, Any]] = []
+    parts: list[bytes] = []
+    offset = 0
+    for index, inputs in cases:
+        items = []
+        for name in sorted(inputs):
+            arr = np.ascontiguousarray(inputs[name])
+            data = _npy_bytes(arr)
+            item: dict[str, Any] = {"name": name, "offset": offset, "size": len(data)}
+            if arr.dtype.kind in PLAIN_KINDS and arr.dtype.fields is None:
+                # The data follows the header: the file's last nbytes bytes.
+                item.update(dtype=arr.dtype.str, shape=list(arr.shape), skip=len(data) - arr.nbytes)
+            items.append(item)
+            parts.append(data)
+            offset += len(data)
+        entries.append({"index": index, "inputs": items})
+    return entries, parts
+
+
+def _stage_inputs(in_dir: Path, phase: int, parts: list[bytes]) -> None:
     d = in_dir / f"p{phase}.tmp"
     d.mkdir()
     os.chmod(d, 0o755)
-    for index, inputs in cases:
-        for name, arr in inputs.items():
-            _save_npy(d / f"{index:03d}.{name}.npy", arr)
+    if parts:  # no file for a phase without inputs (a code blank's visible phase has none)
+        with _open_readable(d / "inputs.bin") as f:
+            f.writelines(parts)
     # Appears in the sandbox all at once.
     d.rename(in_dir / f"p{phase}")
 
@@ -1154,6 +1177,7 @@ class Sandbox:
                     self.cgroups.set_caps(limits, _cgroup_caps())
                 self.limits = limits
             # The runner lowers its own to these (a pooled sandbox was spawned with the ceiling's).
+            layouts = [_phase_inputs(ph) for ph in phases]
             rlimits = {
                 RLIMIT_NAMES[r]: list(v)
                 for r, v in _rlimits(self.limits, nproc=self.uid is not None).items()
@@ -1166,14 +1190,14 @@ class Sandbox:
                 status_fd=self.inner_status_fd,
                 no_exec=not _off("seccomp"),
                 rlimits=rlimits,
-                phases=[[{"index": i, "inputs": sorted(inp)} for i, inp in ph] for ph in phases],
+                phases=[entries for entries, _ in layouts],
             )
             with _open_readable(self.in_dir / "code.py") as f:
                 f.write(code.encode("utf-8"))
             with _open_readable(self.in_dir / "no-exec.bpf") as f:
                 f.write(seccomp.no_exec_bpf())
             if phases:
-                _stage_inputs(self.in_dir, 0, phases[0])
+                _stage_inputs(self.in_dir, 0, layouts[0][1])
             tmp = self.in_dir / "job.json.tmp"
             with _open_readable(tmp) as f:
                 f.write(json.dumps(job).encode())
@@ -1194,13 +1218,13 @@ class Sandbox:
             if self.stages_ahead:
                 # While phase 0 runs: in/ is out of the sandbox's reach here (see stages_ahead).
                 for p in range(1, len(phases)):
-                    _stage_inputs(self.in_dir, p, phases[p])
+                    _stage_inputs(self.in_dir, p, layouts[p][1])
                     staged.add(p)
                 timeline.stamp("host.stage.ahead")
 
             def stage(phase: int) -> None:
                 if phase not in staged:
-                    _stage_inputs(self.in_dir, phase, phases[phase])
+                    _stage_inputs(self.in_dir, phase, layouts[phase][1])
                 self._publish(phase)
 
             exit_fd = self._exit_fd()

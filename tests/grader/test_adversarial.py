@@ -801,8 +801,9 @@ def test_hidden_inputs_are_absent_while_visible_cases_run(strict, host):
         """
 import os
 def attention(Q, K, V, mask=None):
-    files = [f for root, dirs, fs in os.walk("/job") for f in fs if f.endswith(".npy")]
-    if len(files) > 7:   # the visible cases' inputs only: Q, K, V + Q, K, V, mask
+    files = sorted(os.path.relpath(os.path.join(root, f), "/job") for root, dirs, fs in os.walk("/job") for f in fs)
+    inputs = [f for f in files if f.startswith("p")]
+    if inputs != ["p0/inputs.bin"]:   # the visible phase's inputs only
         raise AssertionError(files)
     return _correct(Q, K, V, mask)
 """,
@@ -1065,9 +1066,9 @@ def test_hidden_only_runs_start_the_program_before_any_hidden_input_exists(hidde
         """
 import os
 import numpy as np
-found = [os.path.join(r, f) for r, ds, fs in os.walk("/job") for f in fs if f.endswith(".npy")]
+found = [os.path.join(r, f) for r, ds, fs in os.walk("/job") for f in fs if f.endswith((".npy", ".bin"))]
 if found:
-    raise RuntimeError("LEAK" + repr([np.load(p).ravel()[:3].tolist() for p in found]))
+    raise RuntimeError("LEAK" + repr([open(p, "rb").read()[-24:] for p in found]))
 def attention(Q, K, V, mask=None):
     return _correct(Q, K, V, mask)
 """,
