@@ -89,6 +89,44 @@ def test_a_lying_header_claiming_a_huge_shape_is_refused(out):
     assert d.load_array("lie.npy", 1 << 20).code == "too_large"
 
 
+def _npy_with_header(header: str, data: bytes, version: int = 1) -> bytes:
+    size = 2 if version == 1 else 4
+    header += " " * (-(10 + size - 2 + len(header) + 1) % 64) + "\n"
+    return b"\x93NUMPY" + bytes([version, 0]) + len(header).to_bytes(size, "little") + header.encode() + data
+
+
+def test_headers_numpy_accepts_in_other_forms_read_the_same(out):
+    """The host reads np.save's own header form itself; other valid forms (keys in another
+    order, version 2.0, an 18-digit size) go to NumPy's parser and mean the same."""
+    path, d = out
+    data = np.arange(6, dtype="<i4").tobytes()
+    forms = {
+        "plain.npy": _npy_with_header("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", data),
+        "reordered.npy": _npy_with_header("{'shape': (2, 3), 'fortran_order': False, 'descr': '<i4'}", data),
+        "v2.npy": _npy_with_header("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", data, 2),
+        "fortran.npy": _npy_with_header("{'descr': '<i4', 'fortran_order': True, 'shape': (3, 2), }", data),
+    }
+    for name, content in forms.items():
+        (path / name).write_bytes(content)
+    expected = np.arange(6, dtype="<i4").reshape(2, 3)
+    for name in ("plain.npy", "reordered.npy", "v2.npy"):
+        np.testing.assert_array_equal(d.load_array(name, 1 << 20), expected)
+    np.testing.assert_array_equal(d.load_array("fortran.npy", 1 << 20), np.arange(6).reshape(3, 2, order="F"))
+    # Plain in form, wrong in content: still checked after the header is read.
+    (path / "short.npy").write_bytes(
+        _npy_with_header("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 4), }", data)
+    )
+    (path / "text.npy").write_bytes(
+        _npy_with_header("{'descr': '<U1', 'fortran_order': False, 'shape': (6,), }", data * 4)
+    )
+    (path / "commas.npy").write_bytes(
+        _npy_with_header("{'descr': '<i4', 'fortran_order': False, 'shape': (,), }", data)
+    )
+    assert d.load_array("short.npy", 1 << 20).code == "truncated"
+    assert d.load_array("text.npy", 1 << 20).code == "dtype"
+    assert d.load_array("commas.npy", 1 << 20).code == "bad_header"
+
+
 def test_garbage_headers_are_refused(out):
     path, d = out
     (path / "junk.npy").write_bytes(b"not a numpy file at all")
