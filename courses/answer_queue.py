@@ -51,13 +51,9 @@ def lease_duration(question: Question) -> timedelta:
 
 def claim(attempt_id: int, preview: bool = False) -> tuple[Attempt | AnswerPreview, str] | None:
     model = _model(preview)
-    attempt: Attempt | AnswerPreview | None = (
-        model.objects.select_related("question", "variant").filter(pk=attempt_id).first()
+    return model.objects.select_related("question", "variant").take(
+        attempt_id, lambda attempt: lease_duration(attempt.question)
     )
-    if attempt is None or attempt.status != model.Status.QUEUED:
-        return None
-    token = model.objects.claim(attempt_id, lease_duration(attempt.question))
-    return None if token is None else (attempt, token)
 
 
 def grade_claimed(attempt_id: int, preview: bool = False) -> str:

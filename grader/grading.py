@@ -188,17 +188,14 @@ GRADING_DEFERRED = (
 
 def claim(submission_id: int) -> tuple[Submission, str] | None:
     """Take the submission if it is queued; returns it with this worker's lease token."""
-    submission = (
+    taken = (
         Submission.objects.select_related("exercise__course")
         .defer(*GRADING_DEFERRED)
-        .filter(pk=submission_id)
-        .first()
+        .take(submission_id, lambda submission: lease_duration(submission.exercise))
     )
-    if submission is None or submission.status != Submission.Status.QUEUED:
+    if taken is None:
         return None
-    token = Submission.objects.claim(submission_id, lease_duration(submission.exercise))
-    if token is None:
-        return None
+    submission, token = taken
     # Only the fields the claim changed: a full refresh would drop the loaded exercise.
     submission.refresh_from_db(fields=["status", "lease_token", "lease_expires_at", "tries", "started_at"])
     return submission, token

@@ -103,12 +103,10 @@ def start(exercise, user, variant: int | str = 0) -> ItemCheck:
 def run(check_id: int) -> str:
     """The task body: claim the check, grade every program, store the verdicts (if the lease
     still holds: a check whose worker died was given to another one by the sweeper)."""
-    check = ItemCheck.objects.select_related("exercise__course").filter(pk=check_id).first()
-    if check is None or check.status != ItemCheck.Status.QUEUED:
+    taken = ItemCheck.objects.select_related("exercise__course").take(check_id, ItemCheck.lease_duration)
+    if taken is None:
         return "skipped"
-    token = ItemCheck.objects.claim(check_id, check.lease_duration())
-    if token is None:
-        return "skipped"
+    check, token = taken
     exercise = check.exercise
     try:
         runs = _grade_programs(exercise, check.programs)

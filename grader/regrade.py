@@ -61,18 +61,14 @@ def resume(regrade: Regrade) -> int:
 def grade_item(item_id: int) -> str:
     """The task body: claim one item, grade the submission again, store the preview's grade
     (if the lease still holds)."""
-    item = (
-        RegradeItem.objects.select_related("regrade__exercise__course", "submission")
-        .filter(pk=item_id)
-        .first()
+    taken = RegradeItem.objects.select_related("regrade__exercise__course", "submission").take(
+        item_id, lambda item: lease_duration(item.regrade.exercise)
     )
-    if item is None or item.status != RegradeItem.Status.QUEUED:
+    if taken is None:
         return "skipped"
+    item, token = taken
     regrade = item.regrade
     exercise = regrade.exercise
-    token = RegradeItem.objects.claim(item_id, lease_duration(exercise))
-    if token is None:
-        return "skipped"
     if regrade.status != Regrade.Status.PREVIEW:  # applied or cancelled meanwhile: nothing to do
         RegradeItem.objects.give_up(item_id, token, f"the regrade was {regrade.status}")
         return "skipped"

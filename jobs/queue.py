@@ -22,7 +22,7 @@ import hashlib
 import logging
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -130,6 +130,18 @@ class JobQuerySet(models.QuerySet):
                 return None
             self.filter(pk=pk).update(**values)
         return token
+
+    def take(self, pk: int, lease: Callable[[Any], timedelta]) -> tuple[Any, str] | None:
+        """The job ``pk`` as this queryset reads it (select_related, defer, ...) if it is queued,
+        claimed under ``lease(job)``, with the claim's token; None when it is not queued
+        (claimed by another worker, finished or gone). The row is read before the claim: its
+        status, lease and tries are those it had then."""
+        job: Any = self.filter(pk=pk).first()
+        if job is None or job.status != QUEUED:
+            return None
+        # The claim on the plain table: no joins to lock, nothing deferred.
+        token = type(self)(model=self.model, using=self.db).claim(pk, lease(job))
+        return None if token is None else (job, token)
 
     def holding(self, pk: int, token: str) -> JobQuerySet:
         """The job, only while ``token`` is still its lease (a presumed-dead worker's write matches nothing)."""

@@ -144,18 +144,14 @@ def _store(attempt: Attempt, grade: Grade, variant: QuestionVariant | None) -> t
 def regrade_answer(item_id: int) -> str:
     """Grade one queued answer again in the sandbox and store its new grade (if the lease still
     holds); the grader's own failure keeps the old grade."""
-    item = (
-        AnswerRegradeItem.objects.select_related("attempt__question", "attempt__variant")
-        .filter(pk=item_id)
-        .first()
+    taken = AnswerRegradeItem.objects.select_related("attempt__question", "attempt__variant").take(
+        item_id, lambda item: lease_duration(item.attempt.question)
     )
-    if item is None or item.status != AnswerRegradeItem.Status.QUEUED:
+    if taken is None:
         return "skipped"
+    item, token = taken
     attempt = item.attempt
     question = attempt.question
-    token = AnswerRegradeItem.objects.claim(item_id, lease_duration(question))
-    if token is None:
-        return "skipped"
     asked = asked_now(question, attempt, current_variants(question))
     try:
         kind = get_kind(question.kind)

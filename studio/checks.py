@@ -63,12 +63,10 @@ def start(course: Course, folder: str, user) -> ExerciseCheck:
 @task(queue_name="default", priority=-50)
 def check_exercise_draft(check_id: int) -> str:
     """Check an exercise's draft files for its instructors."""
-    check = ExerciseCheck.objects.select_related("course").filter(pk=check_id).first()
-    if check is None or check.status != ExerciseCheck.Status.QUEUED:
+    taken = ExerciseCheck.objects.select_related("course").take(check_id, ExerciseCheck.lease_duration)
+    if taken is None:
         return "skipped"
-    token = ExerciseCheck.objects.claim(check_id, check.lease_duration())
-    if token is None:
-        return "skipped"
+    check, token = taken
     try:
         report = run(check)
     except Exception as exc:

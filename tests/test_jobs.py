@@ -275,3 +275,27 @@ def test_a_worker_id_too_long_for_a_token_is_still_released(toy_job, holder):
     token = toy_job.objects.claim(job.pk, LEASE)
     assert token is not None and len(token) <= 64
     assert release(worker) == {"jobs.ToyJob": (1, 0)}
+
+
+def test_taking_a_job_reads_it_claims_it_once_and_leaves_others_alone(toy_job):
+    # A task body takes its job: the row as it reads it, under the lease the row asks for; a
+    # second worker (or a late duplicate of the task) gets nothing, nor does a finished job.
+    job = toy_job.objects.create(note="first")
+    leases: list[str] = []
+
+    def lease(row):
+        leases.append(row.note)
+        return timedelta(minutes=7)
+
+    taken = toy_job.objects.only("pk", "status", "note").take(job.pk, lease)
+    assert taken is not None
+    row, token = taken
+    assert (row.pk, row.note, leases) == (job.pk, "first", ["first"])
+    stored = toy_job.objects.get(pk=job.pk)
+    assert stored.status == "running" and stored.lease_token == token and stored.tries == 1
+    assert timedelta(minutes=6) < stored.lease_expires_at - timezone.now() <= timedelta(minutes=7)
+    assert toy_job.objects.take(job.pk, lease) is None  # already running
+    assert toy_job.objects.finish(job.pk, token)
+    assert toy_job.objects.take(job.pk, lease) is None  # done
+    assert toy_job.objects.take(job.pk + 1000, lease) is None  # gone
+    assert leases == ["first"]
