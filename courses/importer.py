@@ -1,5 +1,6 @@
 """Sync a loaded course into the database: create, update, retire — never delete."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -35,12 +36,21 @@ class ImportReport:
     warnings: list[Problem] = field(default_factory=list)
     # What the import changed of each row ("question <slug>"), to tell what it would overwrite.
     by_row: dict[str, list[str]] = field(default_factory=dict)
+    # It created, retired or restored a scored item, moved one to another lesson, or changed an
+    # assessment's items or late credit: what each student's scores are out of may differ.
+    scores_may_change: bool = False
 
-    def note(self, symbol: str, what: str, slug: str, detail: str = "") -> None:
+    def note(self, symbol: str, what: str, slug: str, detail: str = "", fields: Iterable[str] = ()) -> None:
+        """One line of the report; ``fields``: the row's fields a "~" line changed."""
         line = f"{symbol} {what} {slug}" + (f" ({detail})" if detail else "")
         self.changes.append(line)
         if symbol != "+":  # creating a row overwrites nothing
             self.by_row.setdefault(f"{what} {slug}", []).append(detail)
+        changed = set(fields)
+        if (what in SCORED and (symbol in "+-" or "retired" in changed)) or changed & SCORE_FIELDS.get(
+            what, set()
+        ):
+            self.scores_may_change = True
 
 
 def _sync(model, lookup: dict, values: dict, report: ImportReport, what: str, slug: str):
@@ -60,6 +70,7 @@ def _sync(model, lookup: dict, values: dict, report: ImportReport, what: str, sl
             what,
             slug,
             "restored" if "retired" in changed and not obj.retired else "changed: " + ", ".join(changed),
+            fields=changed,
         )
     return obj
 
@@ -216,7 +227,7 @@ def import_course(path, *, prepare_exercises=None, force: bool = False, on_synce
         if overwritten:
             raise ImportRefused(overwritten)  # and the transaction undoes the sync
         store_files(course, files)
-        if existing is not None and _scores_may_change(report):
+        if existing is not None and report.scores_may_change:
             # A new or retired item changes what each student's lesson and course scores are
             # out of: receivers (LTI grade passback) send them again.
             send_score_changed(Course, course.enrollments.values_list("user_id", flat=True), course.pk)
@@ -233,20 +244,6 @@ SCORED = ("lesson", "question", "exercise")
 # Fields whose change changes what scores are out of: an item moved to another lesson, an
 # assessment's items or late credit.
 SCORE_FIELDS = {"question": {"lesson"}, "exercise": {"lesson"}, "assessment": {"items", "late"}}
-
-
-def _scores_may_change(report: ImportReport) -> bool:
-    """Whether the import created, retired or restored a scored item, moved one to another
-    lesson, or changed an assessment's items or late credit."""
-    for line in report.changes:
-        symbol, what, *_rest = line.split(" ", 2)
-        if what in SCORED and (symbol in "+-" or line.endswith("(restored)")):
-            return True
-        if symbol == "~" and "(changed: " in line:
-            changed = set(line.rsplit("(changed: ", 1)[1].rstrip(")").split(", "))
-            if changed & SCORE_FIELDS.get(what, set()):
-                return True
-    return False
 
 
 def _overwritten(
