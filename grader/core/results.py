@@ -27,7 +27,8 @@ MAX_HEADER = 10_000
 # parser, which accepts a superset of these and reads them the same way.
 PLAIN_HEADER = re.compile(
     rb"\{'descr': '(?P<descr>[<>|][biufc][0-9]{1,2})', 'fortran_order': (?P<fortran>True|False), "
-    rb"'shape': \((?P<shape>|[0-9]{1,18},|[0-9]{1,18}(?:, [0-9]{1,18})+)\), \} *\n"
+    rb"'shape': \((?P<shape>|(?:0|[1-9][0-9]{0,17}),|(?:0|[1-9][0-9]{0,17})(?:, (?:0|[1-9][0-9]{0,17}))+)\), "
+    rb"\} *\n"
 )
 
 
@@ -44,7 +45,10 @@ def _plain_header(f: BinaryIO, size_bytes: int) -> tuple[tuple[int, ...], bool, 
     length = int.from_bytes(f.read(size_bytes), "little")
     if length > MAX_HEADER:
         return None
-    match = PLAIN_HEADER.fullmatch(f.read(length))
+    header = f.read(length)
+    if len(header) != length:
+        return None
+    match = PLAIN_HEADER.fullmatch(header)
     if match is None:
         return None
     shape = tuple(int(n) for n in match["shape"].split(b",") if n.strip())
@@ -179,7 +183,10 @@ class OutputDir:
             data = f.read(nbytes)
             if len(data) != nbytes:
                 return LoadProblem("truncated")
-        arr = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+        try:  # (0, 10**18, 10**18): no bytes, yet no array NumPy can shape
+            arr = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+        except ValueError:
+            return LoadProblem("bad_header", "shape")
         # A native-order, owned, writable copy: nothing refers back to the file.
         arr = np.array(arr, dtype=dtype.newbyteorder("="), order="C", copy=True)
         assert type(arr) is np.ndarray

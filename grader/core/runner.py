@@ -11,10 +11,10 @@ Protocol (see sandbox.py for the host side):
 * the runner imports NumPy, then waits for ``J`` on the control pipe; only
   then does ``/job/job.json`` exist (a pooled sandbox waits here, warm);
 * inputs of phase p are in ``/job/p{p}/inputs.bin`` (.npy files one after another;
-  the job file says where each case's inputs lie and, for plain dtypes, their dtype
-  and shape); phase 0 is there at start, later phases appear only after the host
-  answers ``G`` on the control pipe (so hidden inputs do not exist while visible
-  cases run);
+  ``/job/p{p}/layout.json`` says where each case's inputs lie and, for plain dtypes,
+  their dtype and shape); phase 0 is there at start, later phases appear only after
+  the host answers ``G`` on the control pipe (so hidden inputs, their shapes
+  included, do not exist while visible cases run; the job file names them only);
 * for every case: ``case-NNN.start`` (before), ``case-NNN.stdout`` and
   ``case-NNN.stderr`` (student output), ``case-NNN.<result>.npy`` and
   ``case-NNN.status`` (after);
@@ -211,6 +211,7 @@ class Runner:
             self.source = f.read().decode("utf-8")
         self.source_lines = self.source.splitlines()
         self.max_bytes = int(job["max_result_bytes"])
+        self.layouts: dict[int, dict[str, Any]] = {}  # each phase's layout.json, once read
 
     # -- results ---------------------------------------------------------------
     def to_array(self, value: object) -> tuple[np_types.ndarray | None, dict[str, Any]]:
@@ -267,22 +268,17 @@ class Runner:
         inputs: dict[str, np_types.ndarray] = {}
         if not case["inputs"]:
             return inputs
+        if phase not in self.layouts:
+            with open(f"/job/p{phase}/layout.json", "rb") as f:
+                self.layouts[phase] = json.load(f)
         fd = os.open(f"/job/p{phase}/inputs.bin", os.O_RDONLY | os.O_CLOEXEC)
         try:
-            for item in case["inputs"]:
-                if "dtype" in item:  # plain dtype: the data straight into a new array
-                    arr = np.empty(item["shape"], dtype=np.dtype(item["dtype"]))
-                    if (
-                        arr.nbytes
-                        and os.preadv(fd, [arr.reshape(-1).view(np.uint8)], item["offset"] + item["skip"])
-                        != arr.nbytes
-                    ):
-                        raise OSError("short input file")
-                else:  # anything else as np.load would read its .npy bytes
-                    import io
-
-                    data = os.pread(fd, item["size"], item["offset"])
-                    arr = np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
+            for item in self.layouts[phase][str(case["index"])]:
+                # The data straight into a new array (the host stages plain dtypes only).
+                arr = np.empty(item["shape"], dtype=np.dtype(item["dtype"]))
+                into = arr.reshape(-1).view(np.uint8)
+                if arr.nbytes and os.preadv(fd, [into], item["offset"] + item["skip"]) != arr.nbytes:
+                    raise OSError("short input file")
                 inputs[item["name"]] = arr
         finally:
             os.close(fd)
@@ -591,12 +587,13 @@ def _move_fds(fds: list[int]) -> None:
 def _copy_file(src_dir: int, dst_dir: int, name: str) -> None:
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=src_dir)
     with open(fd, "rb") as f:
-        data = f.read()
-    out = os.open(
-        name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dst_dir
-    )
-    with open(out, "wb") as f:
-        f.write(data)
+        out = os.open(
+            name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dst_dir
+        )
+        with open(out, "wb") as g:
+            # A MiB at a time: a phase's inputs are one file; the child's memory stays small.
+            while chunk := f.read(1 << 20):
+                g.write(chunk)
 
 
 def copy_inputs(src: int, dst: int, phase: int) -> None:

@@ -885,15 +885,16 @@ def _npy_bytes(arr: np.ndarray) -> bytes:
 
 
 # The kinds whose dtype.str names the dtype exactly: the runner rebuilds these arrays from
-# the raw bytes and the job file's dtype and shape, without parsing a .npy header per input.
+# the raw bytes and the phase's layout (dtype and shape), without parsing a .npy header per
+# input. Case inputs are numbers or booleans (spec.py, cases.py); nothing else is staged.
 PLAIN_KINDS = "biufcSU"
 
 
-def _phase_inputs(cases: list[tuple[int, dict[str, np.ndarray]]]) -> tuple[list[dict[str, Any]], list[bytes]]:
+def _phase_inputs(cases: list[tuple[int, dict[str, np.ndarray]]]) -> tuple[dict[str, Any], list[bytes]]:
     """One phase's inputs as one file's parts (the .npy bytes of every input, one after the
-    other) and, per case, where each input lies in it: the runner opens one file per case
-    instead of one per input, and reads plain arrays straight into place."""
-    entries: list[dict[str, Any]] = []
+    other) and, per case index, where each input lies in it: the runner opens one file per
+    case instead of one per input, and reads plain arrays straight into place."""
+    layout: dict[str, Any] = {}
     parts: list[bytes] = []
     offset = 0
     for index, inputs in cases:
@@ -901,24 +902,36 @@ def _phase_inputs(cases: list[tuple[int, dict[str, np.ndarray]]]) -> tuple[list[
         for name in sorted(inputs):
             arr = np.ascontiguousarray(inputs[name])
             data = _npy_bytes(arr)
-            item: dict[str, Any] = {"name": name, "offset": offset, "size": len(data)}
-            if arr.dtype.kind in PLAIN_KINDS and arr.dtype.fields is None:
-                # The data follows the header: the file's last nbytes bytes.
-                item.update(dtype=arr.dtype.str, shape=list(arr.shape), skip=len(data) - arr.nbytes)
+            if arr.dtype.kind not in PLAIN_KINDS or arr.dtype.fields is not None:
+                raise ValueError(f"input {name!r} has dtype {arr.dtype}: only numbers, booleans and text")
+            # The data follows the .npy header: the file's last nbytes bytes.
+            item = {
+                "name": name,
+                "offset": offset,
+                "dtype": arr.dtype.str,
+                "shape": list(arr.shape),
+                "skip": len(data) - arr.nbytes,
+            }
             items.append(item)
             parts.append(data)
             offset += len(data)
-        entries.append({"index": index, "inputs": items})
-    return entries, parts
+        layout[str(index)] = items
+    return layout, parts
 
 
-def _stage_inputs(in_dir: Path, phase: int, parts: list[bytes]) -> None:
+def _stage_inputs(in_dir: Path, phase: int, cases: list[tuple[int, dict[str, np.ndarray]]]) -> None:
+    """The phase's inputs (``inputs.bin``) and where each lies in it (``layout.json``): both
+    appear in the sandbox with the phase, so a hidden input's shape and dtype do not exist
+    there before its phase does (job.json names the inputs only)."""
+    layout, parts = _phase_inputs(cases)
     d = in_dir / f"p{phase}.tmp"
     d.mkdir()
     os.chmod(d, 0o755)
-    if parts:  # no file for a phase without inputs (a code blank's visible phase has none)
+    if parts:  # no files for a phase without inputs (a code blank's visible phase has none)
         with _open_readable(d / "inputs.bin") as f:
             f.writelines(parts)
+        with _open_readable(d / "layout.json") as f:
+            f.write(json.dumps(layout).encode())
     # Appears in the sandbox all at once.
     d.rename(in_dir / f"p{phase}")
 
@@ -1177,7 +1190,6 @@ class Sandbox:
                     self.cgroups.set_caps(limits, _cgroup_caps())
                 self.limits = limits
             # The runner lowers its own to these (a pooled sandbox was spawned with the ceiling's).
-            layouts = [_phase_inputs(ph) for ph in phases]
             rlimits = {
                 RLIMIT_NAMES[r]: list(v)
                 for r, v in _rlimits(self.limits, nproc=self.uid is not None).items()
@@ -1190,14 +1202,14 @@ class Sandbox:
                 status_fd=self.inner_status_fd,
                 no_exec=not _off("seccomp"),
                 rlimits=rlimits,
-                phases=[entries for entries, _ in layouts],
+                phases=[[{"index": i, "inputs": sorted(inp)} for i, inp in ph] for ph in phases],
             )
             with _open_readable(self.in_dir / "code.py") as f:
                 f.write(code.encode("utf-8"))
             with _open_readable(self.in_dir / "no-exec.bpf") as f:
                 f.write(seccomp.no_exec_bpf())
             if phases:
-                _stage_inputs(self.in_dir, 0, layouts[0][1])
+                _stage_inputs(self.in_dir, 0, phases[0])
             tmp = self.in_dir / "job.json.tmp"
             with _open_readable(tmp) as f:
                 f.write(json.dumps(job).encode())
@@ -1218,13 +1230,13 @@ class Sandbox:
             if self.stages_ahead:
                 # While phase 0 runs: in/ is out of the sandbox's reach here (see stages_ahead).
                 for p in range(1, len(phases)):
-                    _stage_inputs(self.in_dir, p, layouts[p][1])
+                    _stage_inputs(self.in_dir, p, phases[p])
                     staged.add(p)
                 timeline.stamp("host.stage.ahead")
 
             def stage(phase: int) -> None:
                 if phase not in staged:
-                    _stage_inputs(self.in_dir, phase, layouts[phase][1])
+                    _stage_inputs(self.in_dir, phase, phases[phase])
                 self._publish(phase)
 
             exit_fd = self._exit_fd()

@@ -795,22 +795,49 @@ def attention(Q, K, V, mask=None):
 
 
 def test_hidden_inputs_are_absent_while_visible_cases_run(strict, host):
+    # The two visible cases run first and see the visible phase's files only; the third call
+    # (the first hidden case) sees its phase: the check looks where the inputs are.
     result = run_attack(
         strict,
         host,
         """
 import os
+calls = []
 def attention(Q, K, V, mask=None):
+    calls.append(1)
     files = sorted(os.path.relpath(os.path.join(root, f), "/job") for root, dirs, fs in os.walk("/job") for f in fs)
     inputs = [f for f in files if f.startswith("p")]
-    if inputs != ["p0/inputs.bin"]:   # the visible phase's inputs only
+    if len(calls) <= 2 and inputs != ["p0/inputs.bin", "p0/layout.json"]:
+        raise AssertionError(files)
+    if len(calls) == 3 and "p1/inputs.bin" not in inputs:
         raise AssertionError(files)
     return _correct(Q, K, V, mask)
 """,
-        only_visible=True,
     )
     assert result.verdict == Verdict.PASSED, dump(result)
-    assert [t.name for t in result.tests] == ["ornek", "maskeli-ornek"]
+    assert [t.name for t in result.tests[:2]] == ["ornek", "maskeli-ornek"]
+
+
+def test_the_job_file_names_hidden_inputs_but_tells_nothing_about_them(strict, host):
+    # Top-level code prints the job file (shown: it runs before any hidden case): the hidden
+    # cases' inputs are named there, their shapes, types and sizes are not.
+    result = run_attack(
+        strict,
+        host,
+        """
+import json
+with open("/job/job.json") as f:
+    job = json.load(f)
+print("JOB", json.dumps(job["phases"]))
+def attention(Q, K, V, mask=None):
+    return _correct(Q, K, V, mask)
+""",
+    )
+    assert result.verdict == Verdict.PASSED, dump(result)
+    shown = result.stdout
+    assert "JOB" in shown and '"inputs": ["K", "Q", "V"' in shown, shown
+    for word in ("shape", "dtype", "offset", "skip", "<f8"):
+        assert word not in shown, word
 
 
 # --- rejected sources --------------------------------------------------------
@@ -1122,7 +1149,7 @@ def attention(Q, K, V, mask=None):
     padding = "\n" * 2000  # room for the chosen line numbers
     result = run_attack(strict, host, padding + body)
     hidden = [t.message.render() if t.message else "" for t in result.tests if t.hidden]
-    shown = dump(result)
+    shown = result.stdout
     assert "line" not in hidden[0], hidden[0]
     assert "expected 2" in hidden[1] and "got" not in hidden[1], hidden[1]
     assert "SIG" not in shown, shown

@@ -308,22 +308,25 @@ def test_warnings_on_stderr_are_shown_but_not_compared(script_exercise):
 
 
 def test_every_case_gets_its_inputs_as_given_fresh_and_writable(attention):
-    """Inputs travel in one file per phase: dtype, byte order, shape and values arrive exactly,
-    as arrays of their own that a case may change without touching the next case's."""
+    """Inputs travel in one file per phase: each case's dtype, byte order, shape and values
+    arrive exactly, as arrays of their own that a case may change without touching the next
+    case's (two cases share each phase; the second phase is hidden)."""
     import numpy as np
 
     from grader.core.grade import execute
     from grader.core.spec import Case
 
-    given = {
-        "big_endian": np.arange(6, dtype=">i4").reshape(2, 3),
-        "flag": np.array([True, False]),
-        "empty": np.zeros((0, 3), np.float32),
-        "fortran": np.asfortranarray(np.arange(6.0).reshape(2, 3)),
-        "text": np.array(["çok", "az"]),
-        "small": np.array([1, -2], dtype=np.int8),
-    }
-    cases = [Case(name=f"c{i}", inputs=given, hidden=i == 1) for i in range(2)]
+    def given(k: int) -> dict[str, np.ndarray]:
+        return {
+            "big_endian": np.arange(6, dtype=">i4").reshape(2, 3) + k,
+            "flag": np.array([True, False]) ^ bool(k % 2),
+            "empty": np.zeros((0, 3), np.float32),
+            "fortran": np.asfortranarray(np.arange(6.0).reshape(2, 3)) * (k + 1),
+            "text": np.array(["çok", "az"])[:: 1 if k % 2 else -1],
+            "small": np.array([1, -2], dtype=np.int8) * k,
+        }
+
+    cases = [Case(name=f"c{k}", inputs=given(k), hidden=k >= 2) for k in range(4)]
     code = (
         "def attention(**kw):\n"
         "    for name, v in sorted(kw.items()):\n"
@@ -331,9 +334,10 @@ def test_every_case_gets_its_inputs_as_given_fresh_and_writable(attention):
         "        v[...] = v.flat[0] if v.size else v\n"  # changed in place: the next case must not see it
         "    return kw['big_endian']\n"
     )
-    run = execute(code, attention.spec, cases, [[0], [1]])
-    expected = "".join(
-        f"{name} {v.dtype.str} {v.shape} True True {v.tolist()}\n" for name, v in sorted(given.items())
-    )
-    assert [run.cases[i].stdout for i in (0, 1)] == [expected, expected]
-    assert run.cases[1].outputs["return"].tolist() == [[0, 0, 0], [0, 0, 0]]
+    run = execute(code, attention.spec, cases, [[0, 1], [2, 3]])
+    for k in range(4):
+        expected = "".join(
+            f"{name} {v.dtype.str} {v.shape} True True {v.tolist()}\n" for name, v in sorted(given(k).items())
+        )
+        assert run.cases[k].stdout == expected, k
+        assert run.cases[k].outputs["return"].tolist() == [[k] * 3] * 2

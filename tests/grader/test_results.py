@@ -122,6 +122,19 @@ def test_headers_numpy_accepts_in_other_forms_read_the_same(out):
     (path / "commas.npy").write_bytes(
         _npy_with_header("{'descr': '<i4', 'fortran_order': False, 'shape': (,), }", data)
     )
+    # A zero axis beside huge ones: no bytes to read, yet no array NumPy can shape.
+    (path / "zero.npy").write_bytes(
+        _npy_with_header(
+            "{'descr': '<i4', 'fortran_order': False, 'shape': (0, 999999999999999999, 999999999999999999), }",
+            b"",
+        )
+    )
+    # Leading zeros are no Python literal: NumPy refuses them, and so do we.
+    (path / "zeros.npy").write_bytes(
+        _npy_with_header("{'descr': '<i4', 'fortran_order': False, 'shape': (02, 3), }", data)
+    )
+    assert d.load_array("zero.npy", 1 << 20).code == "bad_header"
+    assert d.load_array("zeros.npy", 1 << 20).code == "bad_header"
     assert d.load_array("short.npy", 1 << 20).code == "truncated"
     assert d.load_array("text.npy", 1 << 20).code == "dtype"
     assert d.load_array("commas.npy", 1 << 20).code == "bad_header"
