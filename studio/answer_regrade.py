@@ -47,12 +47,10 @@ def start(
     user,
     published_at: datetime | None = None,
     publish_id: str = "",
-    changed_at: datetime | None = None,
 ) -> AnswerRegrade:
     """Grade again the answers of ``questions`` graded on the version the publish at
     ``published_at`` replaced (studio.impact.answers_graded_before; None: each question's last
-    change, else now; ``changed_at``: when that publish recorded its grading changes): those
-    that run no code now, the others queued for a grading worker. Each chunk of answers is its own transaction
+    change, else now): those that run no code now, the others queued for a grading worker. Each chunk of answers is its own transaction
     (its answers' grades, their items and score_changed together), so a large course is never
     held in one."""
     now = timezone.now()
@@ -63,12 +61,8 @@ def start(
         kind = get_kind(question.kind)
         if kind is None:
             continue
-        graded_before = published_at or last_change(question) or now
-        ids = list(
-            answers_graded_before(question, graded_before, changed_at if published_at else None).values_list(
-                "pk", flat=True
-            )
-        )
+        changed_at = published_at or last_change(question) or now
+        ids = list(answers_graded_before(question, changed_at).values_list("pk", flat=True))
         touch = False
         for chunk in batched(ids, CHUNK):
             touch |= _regrade_chunk(regrade, question, kind, chunk)

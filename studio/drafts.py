@@ -16,7 +16,6 @@ through the same validation and queued import as an uploaded course folder.
 """
 
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from django.db import transaction
@@ -30,7 +29,7 @@ from courses.exporter import FILE_SUFFIXES, MAX_FILE_BYTES, export_course, folde
 from courses.models import Course
 from courses.uploads import course_lock, discard, import_folder, unpack
 
-from .impact import grading_snapshot, record_grading_changes, regrade_offers
+from .impact import grading_snapshot, regrade_offers
 from .models import DraftFile, ExerciseCheck, Revision, folder_digest
 
 DRAFT = "draft"
@@ -239,13 +238,10 @@ def publish_files(path: str, force: bool, user_id: int | None, course_id: int, s
         before = export_course(course)
         grading = grading_snapshot(course)
         recorded: list[Revision | None] = []
-        changed_at: list[datetime] = []
 
         def record(imported: Course) -> None:
-            # Inside the import's transaction: a publish, its revision and the record of which
-            # questions grade otherwise now are stored together.
+            # Inside the import's transaction: a publish and its revision are stored together.
             recorded.append(_record(imported, user_id, summary, before, export_course(imported)))
-            changed_at.append(record_grading_changes(imported, grading))
 
         try:
             outcome = import_folder(Path(path), force=force, on_synced=record)
@@ -260,10 +256,8 @@ def publish_files(path: str, force: bool, user_id: int | None, course_id: int, s
         # same answers keeps its grade.
         published_at = timezone.now()
         revision = recorded[0] if recorded else None
-        grading_changed_at = changed_at[0] if changed_at else None
-        outcome["regrade"] = regrade_offers(course, grading, published_at, grading_changed_at)
+        outcome["regrade"] = regrade_offers(course, grading, published_at)
         outcome["published_at"] = published_at.isoformat()
-        outcome["grading_changed_at"] = grading_changed_at.isoformat() if grading_changed_at else None
     outcome["revision"] = revision.number if revision else None
     return outcome
 

@@ -11,16 +11,14 @@ graded. When the grading changed, the publish page says so per item:
   the publish replaced (graded since the question's previous change, studio.GradingChange,
   and before this publish) are graded again in memory on what students are now asked, and
   the page says how many would get another score. Kinds that run code (code blanks) need the
-  sandbox: their answers are only counted. The change is recorded with the publish
-  (record_grading_changes, in its transaction); the page offers the regrade
-  (studio.answer_regrade).
+  sandbox: their answers are only counted. Only the change is recorded here: the page offers
+  the regrade (studio.answer_regrade).
 """
 
 from datetime import datetime
 
 from django.db.models import DateTimeField, Max, OuterRef, Subquery
 from django.db.models.functions import Coalesce, Greatest
-from django.utils import timezone
 
 from courses.kinds import AnswerError, Grade, NotGradable, get_kind
 from courses.models import Attempt, Course, QuestionVariant
@@ -50,30 +48,12 @@ def grading_snapshot(course: Course) -> dict:
     }
 
 
-def record_grading_changes(course: Course, before: dict) -> datetime:
-    """Inside the publish's transaction (so a publish never lands without them): a
-    studio.GradingChange for each question whose grading it changed, with answers or without.
-    Their time (returned) is taken before the commit: an answer graded on the old version just
-    before the commit counts as graded since this change too, and is offered again at the next
-    publish."""
-    after = grading_snapshot(course)
-    now = timezone.now()
-    GradingChange.objects.bulk_create(
-        GradingChange(question=question, changed_at=now)
-        for question in course.questions.filter(retired=False).order_by("pk")
-        if before["questions"].get(question.slug) not in (None, after["questions"][question.slug])
-    )
-    return now
-
-
-def regrade_offers(
-    course: Course, before: dict, published_at: datetime, changed_at: datetime | None = None
-) -> list[dict]:
-    """The items whose grading this publish (at ``published_at``, after its commit) changed and
-    that have graded student work, each {"kind": "exercise"|"question", "slug", "title",
-    "graded", "changed"}: ``graded`` answers or submissions were graded on an earlier version;
-    ``changed`` of them would get another score (None: not known without the sandbox).
-    ``changed_at``: when the publish recorded its own grading changes (record_grading_changes)."""
+def regrade_offers(course: Course, before: dict, published_at: datetime) -> list[dict]:
+    """The items whose grading this publish (at ``published_at``) changed and that have graded
+    student work, each {"kind": "exercise"|"question", "slug", "title", "graded", "changed"}:
+    ``graded`` answers or submissions were graded on an earlier version; ``changed`` of them
+    would get another score (None: not known without the sandbox). Records each question's
+    change (studio.GradingChange), with answers or without."""
     after = grading_snapshot(course)
     offers = []
     for exercise in course.exercises.filter(retired=False).order_by("lesson__order", "order", "slug"):
@@ -94,7 +74,8 @@ def regrade_offers(
         earlier = before["questions"].get(question.slug)
         if earlier is None or earlier == after["questions"][question.slug]:
             continue
-        graded, changed = _answers_that_change(question, published_at, changed_at)
+        GradingChange.objects.create(question=question, changed_at=published_at)
+        graded, changed = _answers_that_change(question, published_at)
         if graded:
             offers.append(
                 {
@@ -126,14 +107,12 @@ def asked_now(question, attempt, current: dict[int, QuestionVariant]):
     return (now.spec if now is not None else {}), now
 
 
-def answers_graded_before(question, published_at: datetime, changed_at: datetime | None = None):
+def answers_graded_before(question, published_at: datetime):
     """The graded answers to ``question`` graded on the version the publish at ``published_at``
     replaced: graded (given, stored by a grading worker, or last regraded) before it and since
     the question's previous change. An answer graded before that change was offered to that
     publish's regrade: taken, it was regraded since; declined, it keeps its grade. Answers given
-    after a reveal score 0 whatever they say: left out. ``changed_at``: the time of the publish's
-    own GradingChange when it is not ``published_at`` (recorded in its transaction, before it
-    committed), so that the previous change is the one before it."""
+    after a reveal score 0 whatever they say: left out."""
     regraded = Subquery(
         AnswerRegradeItem.objects.filter(attempt=OuterRef("pk"), status=AnswerRegradeItem.Status.DONE)
         .order_by("-finished_at")
@@ -150,9 +129,9 @@ def answers_graded_before(question, published_at: datetime, changed_at: datetime
         )
         .filter(graded_at__lt=published_at)
     )
-    since = GradingChange.objects.filter(
-        question=question, changed_at__lt=changed_at or published_at
-    ).aggregate(last=Max("changed_at"))["last"]
+    since = GradingChange.objects.filter(question=question, changed_at__lt=published_at).aggregate(
+        last=Max("changed_at")
+    )["last"]
     if since is not None:
         answers = answers.filter(graded_at__gte=since)
     return answers.order_by("pk")
@@ -184,15 +163,13 @@ def grade_again(kind, spec: dict, answer) -> Grade:
         return Grade(0.0, False)
 
 
-def _answers_that_change(
-    question, published_at: datetime, changed_at: datetime | None = None
-) -> tuple[int, int | None]:
+def _answers_that_change(question, published_at: datetime) -> tuple[int, int | None]:
     """(answers graded on the version the publish replaced and asked otherwise than today, how
     many of them would score otherwise)."""
     kind = get_kind(question.kind)
     graded = 0
     changed: int | None = 0
-    answers = answers_graded_before(question, published_at, changed_at).select_related("variant")
+    answers = answers_graded_before(question, published_at).select_related("variant")
     for attempt, new, _variant in graded_on_earlier(question, answers.iterator(chunk_size=500)):
         graded += 1
         if changed is None:

@@ -345,15 +345,7 @@ def regrade_answers(request: HttpRequest, course_slug: str, result_id) -> HttpRe
     # A publish recorded before its outcome held its time: the end of its task, a little later.
     recorded = (outcome or {}).get("published_at")
     published_at = datetime.fromisoformat(recorded) if recorded else result.finished_at or timezone.now()
-    changed = (outcome or {}).get("grading_changed_at")
-    regrade = answer_regrade.start(
-        course,
-        questions,
-        request.user,
-        published_at,
-        publish_id=result.id,
-        changed_at=datetime.fromisoformat(changed) if changed else None,
-    )
+    regrade = answer_regrade.start(course, questions, request.user, published_at, publish_id=result.id)
     return redirect("studio:answer_regrade", course.slug, regrade.pk)
 
 

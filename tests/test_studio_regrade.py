@@ -317,31 +317,6 @@ def test_answers_regraded_on_a_publish_are_offered_again_at_the_next(
     assert "2 notlandırılmış cevaptan 2 tanesi başka bir puan alırdı" in offer, offer
 
 
-def test_a_grading_change_is_stored_with_its_publish_even_when_the_task_dies_after_the_commit(
-    client, mini_course, teacher, answered, make_user, run_queue, monkeypatch
-):
-    # The publish's task dies right after its import committed (before it could offer a
-    # regrade): the record of the change is stored with the import all the same, so the next
-    # publish offers only the answers graded on the version in between, not Ayşe's and Burak's.
-    _swap_the_right_option(mini_course, teacher)
-
-    def dies(*args, **kwargs):
-        raise RuntimeError("the worker was killed")
-
-    monkeypatch.setattr(drafts, "regrade_offers", dies)
-    _publish_url(client, run_queue)
-    monkeypatch.undo()
-    assert 'text = "Query ve Value"\ncorrect = true' in drafts.read_text(mini_course, QUESTIONS)
-    assert not mini_course.draft_files.exists()  # published
-    cemil = make_user("cemil")
-    _answer(mini_course, cemil, "b")  # right on this version
-    _swap_it_back(mini_course, teacher)
-
-    offer = _offers(_publish(client, run_queue))
-
-    assert "1 notlandırılmış cevaptan 1 tanesi başka bir puan alırdı" in offer, offer
-
-
 CODE_BLANK = """
 [[questions]]
 slug = "iki-kat"
