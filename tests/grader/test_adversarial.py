@@ -1149,7 +1149,7 @@ def attention(Q, K, V, mask=None):
     padding = "\n" * 2000  # room for the chosen line numbers
     result = run_attack(strict, host, padding + body)
     hidden = [t.message.render() if t.message else "" for t in result.tests if t.hidden]
-    shown = result.stdout
+    shown = dump(result)
     assert "line" not in hidden[0], hidden[0]
     assert "expected 2" in hidden[1] and "got" not in hidden[1], hidden[1]
     assert "SIG" not in shown, shown
