@@ -11,8 +11,8 @@ Protocol (see sandbox.py for the host side):
 * the runner imports NumPy, then waits for ``J`` on the control pipe; only
   then does ``/job/job.json`` exist (a pooled sandbox waits here, warm);
 * inputs of phase p are in ``/job/p{p}/inputs.bin`` (.npy files one after another;
-  ``/job/p{p}/layout.json`` says where each case's inputs lie and, for plain dtypes,
-  their dtype and shape); phase 0 is there at start, later phases appear only after
+  ``/job/p{p}/layout.json`` says where each case's inputs lie, their dtype and
+  shape); phase 0 is there at start, later phases appear only after
   the host answers ``G`` on the control pipe (so hidden inputs, their shapes
   included, do not exist while visible cases run; the job file names them only);
 * for every case: ``case-NNN.start`` (before), ``case-NNN.stdout`` and

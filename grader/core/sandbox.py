@@ -901,9 +901,9 @@ def _phase_inputs(cases: list[tuple[int, dict[str, np.ndarray]]]) -> tuple[dict[
         items = []
         for name in sorted(inputs):
             arr = np.ascontiguousarray(inputs[name])
-            data = _npy_bytes(arr)
             if arr.dtype.kind not in PLAIN_KINDS or arr.dtype.fields is not None:
                 raise ValueError(f"input {name!r} has dtype {arr.dtype}: only numbers, booleans and text")
+            data = _npy_bytes(arr)
             # The data follows the .npy header: the file's last nbytes bytes.
             item = {
                 "name": name,
