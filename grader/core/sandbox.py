@@ -858,7 +858,7 @@ _npy_cache_size = 0
 def _npy_bytes(arr: np.ndarray) -> bytes:
     """``arr`` as the bytes of a .npy file (what np.save writes), from the cache when seen before."""
     global _npy_cache_size
-    arr = np.ascontiguousarray(arr)
+    arr = np.asarray(arr, order="C")  # C order, and a 0-d array stays 0-d (not ascontiguousarray)
     # Plain numbers, booleans and strings only: their dtype.str (byte order and size
     # included) names the dtype exactly, which it does not for structured or object dtypes.
     if arr.nbytes > NPY_CACHE_ENTRY_BYTES or arr.dtype.kind not in "biufcSU" or arr.dtype.fields:
@@ -900,7 +900,7 @@ def _phase_inputs(cases: list[tuple[int, dict[str, np.ndarray]]]) -> tuple[dict[
     for index, inputs in cases:
         items = []
         for name in sorted(inputs):
-            arr = np.ascontiguousarray(inputs[name])
+            arr = np.asarray(inputs[name], order="C")  # a scalar input stays 0-d
             if arr.dtype.kind not in PLAIN_KINDS or arr.dtype.fields is not None:
                 raise ValueError(f"input {name!r} has dtype {arr.dtype}: only numbers, booleans and text")
             data = _npy_bytes(arr)

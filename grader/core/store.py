@@ -28,7 +28,7 @@ MAX_ARRAY_BYTES = 256 * 1024 * 1024
 
 def _save(path: Path, arr: np.ndarray) -> None:
     with open(path, "wb") as f:
-        np.lib.format.write_array(f, np.ascontiguousarray(arr), allow_pickle=False)
+        np.lib.format.write_array(f, np.asarray(arr, order="C"), allow_pickle=False)  # 0-d stays 0-d
 
 
 def save_bundle(directory: Path, spec: ExerciseSpec, cases: list[Case], ref: Reference) -> None:

@@ -324,6 +324,7 @@ def test_every_case_gets_its_inputs_as_given_fresh_and_writable(attention):
             "fortran": np.asfortranarray(np.arange(6.0).reshape(2, 3)) * (k + 1),
             "text": np.array(["çok", "az"])[:: 1 if k % 2 else -1],
             "small": np.array([1, -2], dtype=np.int8) * k,
+            "scalar": np.array(2.5 + k),  # a TOML number: 0-d, so float(scalar) works
         }
 
     cases = [Case(name=f"c{k}", inputs=given(k), hidden=k >= 2) for k in range(4)]
