@@ -108,6 +108,30 @@ def label_before(cell) -> str:
     return cell.evaluate("cell => getComputedStyle(cell, '::before').content")
 
 
+def each_view(page: Page, path: str, headings: dict[str, str], shot: str, *, exact: bool = True):
+    """Open ``path`` in each language (``headings``: its h1 there, whole or, not ``exact``, in
+    part) at 1280 and 390 px: a screenshot, nothing to scroll sideways; yields (language, width)
+    for the caller's own checks of that view, then gathers axe's serious violations of it and
+    fails at the end if there were any."""
+    from tests.browser.test_accessibility import AXE, serious_violations
+
+    assert AXE.exists(), "axe-core is missing: run `make setup` (npm ci)"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    found = []
+    for language, heading in headings.items():
+        page.context.add_cookies([{"name": "django_language", "value": language, "url": page.base_url}])
+        for width in (DESKTOP, PHONE):
+            page.set_viewport_size({"width": width, "height": 844})
+            assert page.goto(page.base_url + path).ok
+            h1 = expect(page.get_by_role("heading", level=1))
+            h1.to_have_text(heading) if exact else h1.to_contain_text(heading)
+            page.screenshot(path=str(SHOTS / f"{shot}-{language}-{width}.png"), full_page=True)
+            assert sideways_overflow(page) == [], f"[{language}, {width}]"
+            yield language, width
+            found += [f"[{language}, {width}]: {v}" for v in serious_violations(page)]
+    assert not found, "\n".join(found)
+
+
 def header_row_is_a_row(page: Page) -> bool:
     """The table's header row is on the screen with its column headers side by side."""
     header = page.locator("thead tr").first
@@ -118,38 +142,26 @@ def header_row_is_a_row(page: Page) -> bool:
 
 
 def test_an_instructor_on_a_phone_sees_who_asks_and_the_decision_buttons_without_scrolling(page, links_page):
-    from tests.browser.test_accessibility import AXE, serious_violations
-
-    assert AXE.exists(), "axe-core is missing: run `make setup` (npm ci)"
-    SHOTS.mkdir(parents=True, exist_ok=True)
     log_in(page, "hoca")
-    found = []
-    for language, words in WORDS.items():
-        page.context.add_cookies([{"name": "django_language", "value": language, "url": page.base_url}])
-        for width in (DESKTOP, PHONE):
-            page.set_viewport_size({"width": width, "height": 844})
-            assert page.goto(page.base_url + links_page).ok
-            expect(page.get_by_role("heading", level=1)).to_have_text(words["heading"])
-            page.screenshot(path=str(SHOTS / f"lti-links-{language}-{width}.png"), full_page=True)
-            assert sideways_overflow(page) == [], f"[{language}, {width}]"
-            request = page.get_by_role("table").get_by_role("row").filter(has_text=ASKER)
-            asked_by = request.get_by_role("cell").filter(has_text=ASKER)
-            for button in (words["approve"], words["decline"]):
-                assert_on_screen(request.get_by_role("button", name=button, exact=True), width)
-            assert_on_screen(page.get_by_role("button", name=words["unlink"], exact=True), width)
-            assert_on_screen(asked_by.get_by_text(ASKER), width)
-            if width == PHONE:
-                # A card: the column's name stands before what it names; the header row is not shown.
-                assert not header_row_is_a_row(page)
-                assert label_before(asked_by) == f'"{words["asked_by"]}"'
-                decision = request.get_by_role("cell").filter(has=page.get_by_role("button"))
-                assert label_before(decision) == f'"{words["decision"]}"'
-            else:
-                assert header_row_is_a_row(page)
-                expect(page.get_by_role("columnheader", name=words["asked_by"])).to_be_visible()
-                assert label_before(asked_by) == "none"
-            found += [f"[{language}, {width}]: {v}" for v in serious_violations(page)]
-    assert not found, "\n".join(found)
+    headings = {language: words["heading"] for language, words in WORDS.items()}
+    for language, width in each_view(page, links_page, headings, "lti-links"):
+        words = WORDS[language]
+        request = page.get_by_role("table").get_by_role("row").filter(has_text=ASKER)
+        asked_by = request.get_by_role("cell").filter(has_text=ASKER)
+        for button in (words["approve"], words["decline"]):
+            assert_on_screen(request.get_by_role("button", name=button, exact=True), width)
+        assert_on_screen(page.get_by_role("button", name=words["unlink"], exact=True), width)
+        assert_on_screen(asked_by.get_by_text(ASKER), width)
+        if width == PHONE:
+            # A card: the column's name stands before what it names; the header row is not shown.
+            assert not header_row_is_a_row(page)
+            assert label_before(asked_by) == f'"{words["asked_by"]}"'
+            decision = request.get_by_role("cell").filter(has=page.get_by_role("button"))
+            assert label_before(decision) == f'"{words["decision"]}"'
+        else:
+            assert header_row_is_a_row(page)
+            expect(page.get_by_role("columnheader", name=words["asked_by"])).to_be_visible()
+            assert label_before(asked_by) == "none"
 
     # The buttons still post the decision (with the form's CSRF token), from the phone.
     page.get_by_role("button", name=WORDS["en"]["approve"], exact=True).click()
@@ -183,27 +195,15 @@ def roster_page(roster, linked, make_user):
 
 
 def test_the_roster_of_an_lms_course_reads_as_cards_on_a_phone(page, roster_page):
-    from tests.browser.test_accessibility import serious_violations
-
-    SHOTS.mkdir(parents=True, exist_ok=True)
     log_in(page, "hoca")
-    found = []
-    for language, words in ROSTER_WORDS.items():
-        page.context.add_cookies([{"name": "django_language", "value": language, "url": page.base_url}])
-        for width in (DESKTOP, PHONE):
-            page.set_viewport_size({"width": width, "height": 844})
-            assert page.goto(page.base_url + roster_page).ok
-            expect(page.get_by_role("heading", level=1)).to_have_text(words["heading"])
-            page.screenshot(path=str(SHOTS / f"lti-roster-{language}-{width}.png"), full_page=True)
-            assert sideways_overflow(page) == [], f"[{language}, {width}]"
-            member = page.get_by_role("table").get_by_role("row").filter(has_text="Karaosmanoğlu")
-            left = member.get_by_role("cell").last  # when she left the LMS course
-            assert_on_screen(left, width)
-            if width == PHONE:
-                assert not header_row_is_a_row(page)
-                assert label_before(left) == f'"{words["dropped"]}"'
-            else:
-                assert header_row_is_a_row(page)
-                assert label_before(left) == "none"
-            found += [f"[{language}, {width}]: {v}" for v in serious_violations(page)]
-    assert not found, "\n".join(found)
+    headings = {language: words["heading"] for language, words in ROSTER_WORDS.items()}
+    for language, width in each_view(page, roster_page, headings, "lti-roster"):
+        member = page.get_by_role("table").get_by_role("row").filter(has_text="Karaosmanoğlu")
+        left = member.get_by_role("cell").last  # when she left the LMS course
+        assert_on_screen(left, width)
+        if width == PHONE:
+            assert not header_row_is_a_row(page)
+            assert label_before(left) == f'"{ROSTER_WORDS[language]["dropped"]}"'
+        else:
+            assert header_row_is_a_row(page)
+            assert label_before(left) == "none"
